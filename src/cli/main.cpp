@@ -1,0 +1,45 @@
+// hreduce: the command-line face of the runtime.
+#include <iostream>
+
+#include "src/cli/commands.hpp"
+#include "hreduce/error.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: hreduce <command> [options]
+
+commands:
+  bench   run the collectives on this machine and report latency and bandwidth
+  topo    print the machine, the members' placement and the reduction tree
+  help    this text
+
+machine options (bench, topo):
+  --synthetic STR    use an hwloc synthetic topology, e.g. "pack:2 numa:2 core:4 pu:2"
+  --xml FILE         use an hwloc XML topology (from `lstopo FILE.xml`)
+  --members T        team size (default: one per core)
+  --placement P      compact (default) or scatter
+  --levels LIST      grouping levels, outermost first, e.g. numa,l3,core
+  --radix K          fan-in of the trees inside each group (default 2)
+topo options:
+  --dot              print the reduction tree as Graphviz DOT
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + (argc > 1 ? 2 : 1), argv + argc);
+  const std::string command = argc > 1 ? argv[1] : "help";
+  try {
+    if (command == "topo") return hreduce::cli::topo_command(args);
+    if (command == "bench") return hreduce::cli::bench_command(args);
+    if (command == "help" || command == "--help" || command == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+    std::cerr << "hreduce: unknown command '" << command << "'\n" << kUsage;
+    return 2;
+  } catch (const hreduce::Error& e) {
+    std::cerr << e.what() << '\n';
+    return 1;
+  }
+}

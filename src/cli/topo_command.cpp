@@ -1,0 +1,79 @@
+// `hreduce topo`: the machine tree, where T members land, and the
+// hierarchical reduction tree that placement yields.
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "machine_options.hpp"
+
+namespace hreduce::cli {
+namespace {
+
+std::string levels_text(const std::vector<Level>& levels) {
+  std::string text;
+  for (Level level : levels) text += (text.empty() ? "" : ",") + std::string(to_string(level));
+  return text.empty() ? "(none)" : text;
+}
+
+void print_placement(const MachineChoice& choice, std::ostream& out) {
+  out << "Placement (" << to_string(choice.placement.policy) << ", "
+      << choice.placement.members() << " members):\n";
+  for (int m = 0; m < choice.placement.members(); ++m) {
+    const Pu& pu = choice.topology.pus()[choice.placement.pu_of_member[m]];
+    out << "  member " << m << " -> PU L#" << pu.logical_index << " (P#" << pu.os_index << ")";
+    for (Level level : {Level::package, Level::numa, Level::core}) {
+      if (pu.in(level) >= 0) out << ' ' << to_string(level) << ' ' << pu.in(level);
+    }
+    out << '\n';
+  }
+}
+
+// DOT of the reduction tree, members clustered by their outermost level.
+std::string tree_dot(const MachineChoice& choice, const Schedule& tree) {
+  std::ostringstream out;
+  out << "digraph \"" << tree.name() << "\" {\n  rankdir=BT;\n";
+  const Level outer = choice.levels.empty() ? Level::machine : choice.levels.front();
+  std::map<int, std::vector<int>> clusters;
+  for (int m = 0; m < tree.size(); ++m) {
+    clusters[choice.topology.pus()[choice.placement.pu_of_member[m]].in(outer)].push_back(m);
+  }
+  for (const auto& [object, members] : clusters) {
+    out << "  subgraph cluster_" << (object < 0 ? 0 : object) << " {\n    label=\""
+        << to_string(outer) << ' ' << object << "\";\n";
+    for (int m : members) {
+      const Pu& pu = choice.topology.pus()[choice.placement.pu_of_member[m]];
+      out << "    m" << m << " [label=\"" << m << "\\nPU " << pu.logical_index << "\""
+          << (m == tree.root() ? ", shape=doublecircle" : "") << "];\n";
+    }
+    out << "  }\n";
+  }
+  for (const Transfer& t : tree.transfers()) {
+    out << "  m" << t.sender << " -> m" << t.receiver << " [label=\"" << t.step << "\"];\n";
+  }
+  out << "}\n";
+  return out.str();
+}
+
+}  // namespace
+
+int topo_command(const std::vector<std::string>& argv) {
+  std::set<std::string> valued = machine_valued_options();
+  const Args args("hreduce topo", argv, {"--dot"}, valued);
+  const MachineChoice choice = choose_machine("hreduce topo", args);
+  const Schedule tree = schedules::hierarchical(choice.topology, choice.placement, choice.levels,
+                                                0, choice.radix);
+  tree.validate();
+  if (args.has("--dot")) {
+    std::cout << tree_dot(choice, tree);
+    return 0;
+  }
+  std::cout << choice.topology.render() << '\n';
+  print_placement(choice, std::cout);
+  std::cout << "\nLevels: " << levels_text(choice.levels) << ", radix " << choice.radix
+            << "; rank-ordered (non-commutative ops): "
+            << (tree.is_valid(false) ? "yes" : "no, a rank-order tree is used instead") << "\n"
+            << tree.describe();
+  return 0;
+}
+
+}  // namespace hreduce::cli

@@ -1,0 +1,57 @@
+// bind_current_thread(): pinning is an optimisation, never a reason to stop
+// a run, so every failure becomes `false` plus one line on stderr.
+#include <hwloc.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <system_error>
+
+#include "hreduce/topology.hpp"
+#include "src/topology/system_hwloc.hpp"
+
+namespace hreduce {
+namespace {
+
+// A team of 64 threads failing to bind would otherwise print 64 identical
+// lines; the first reason is enough to act on.
+bool refuse(const std::string& reason) {
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    std::fprintf(stderr, "hreduce: warning: threads are not pinned (%s)\n", reason.c_str());
+  });
+  return false;
+}
+
+}  // namespace
+
+bool bind_current_thread(const Topology& topology, int pu_logical_index) {
+  if (!topology.is_this_system()) {
+    return refuse("topology \"" + topology.source() + "\" is not this machine");
+  }
+  if (pu_logical_index < 0 || pu_logical_index >= topology.pu_count()) {
+    return refuse("PU " + std::to_string(pu_logical_index) + " out of range [0, " +
+                  std::to_string(topology.pu_count()) + ")");
+  }
+  hwloc_topology_t system = detail::system_hwloc();
+  if (system == nullptr) return refuse("hwloc could not load this machine");
+
+  const int os_index = topology.pus()[static_cast<std::size_t>(pu_logical_index)].os_index;
+  if (os_index < 0) return refuse("PU " + std::to_string(pu_logical_index) + " has no OS index");
+  hwloc_bitmap_t cpuset = hwloc_bitmap_alloc();
+  if (cpuset == nullptr) return refuse("out of memory");
+  hwloc_bitmap_only(cpuset, static_cast<unsigned>(os_index));
+  errno = 0;
+  const int rc = hwloc_set_cpubind(system, cpuset, HWLOC_CPUBIND_THREAD);
+  const int error = errno;
+  hwloc_bitmap_free(cpuset);
+  if (rc != 0) {
+    return refuse("binding to PU L#" + std::to_string(pu_logical_index) + " (P#" +
+                  std::to_string(os_index) + ") failed: " +
+                  std::generic_category().message(error));
+  }
+  return true;
+}
+
+}  // namespace hreduce

@@ -1,0 +1,74 @@
+// Names of levels and placement policies, as written in options, the
+// environment and CLI output.
+#include <array>
+#include <cctype>
+#include <string>
+
+#include "hreduce/error.hpp"
+#include "hreduce/topology.hpp"
+
+namespace hreduce {
+namespace {
+
+constexpr std::array<std::string_view, kLevelCount> kLevelNames = {
+    "machine", "package", "numa", "l3", "l2", "l1", "core", "pu"};
+
+// Users type "L3" as often as "l3" (that is how lstopo prints it).
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t");
+  return text.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+std::string_view to_string(Level level) { return kLevelNames[static_cast<int>(level)]; }
+
+std::optional<Level> parse_level(std::string_view name) {
+  const std::string key = lower(name);
+  // hwloc's synthetic syntax says "pack", most people say "socket".
+  if (key == "pack" || key == "socket") return Level::package;
+  for (int i = 0; i < kLevelCount; ++i) {
+    if (key == kLevelNames[i]) return static_cast<Level>(i);
+  }
+  return std::nullopt;
+}
+
+std::vector<Level> parse_levels(std::string_view list) {
+  std::vector<Level> levels;
+  if (trim(list).empty()) return levels;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = list.find(',', begin);
+    const std::string_view entry = trim(list.substr(begin, comma - begin));
+    const std::optional<Level> level = parse_level(entry);
+    if (!level) {
+      throw Error("parse_levels: unknown level \"" + std::string(entry) + "\" in \"" +
+                  std::string(list) +
+                  "\" (expected machine, package, numa, l3, l2, l1, core or pu)");
+    }
+    levels.push_back(*level);
+    if (comma == std::string_view::npos) return levels;
+    begin = comma + 1;
+  }
+}
+
+std::string_view to_string(PlacementPolicy policy) {
+  return policy == PlacementPolicy::compact ? "compact" : "scatter";
+}
+
+std::optional<PlacementPolicy> parse_placement(std::string_view name) {
+  const std::string key = lower(name);
+  if (key == "compact") return PlacementPolicy::compact;
+  if (key == "scatter") return PlacementPolicy::scatter;
+  return std::nullopt;
+}
+
+}  // namespace hreduce
