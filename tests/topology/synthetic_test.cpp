@@ -112,7 +112,7 @@ TEST_CASE("OS indices that differ from logical ones are kept", "[synthetic]") {
 
 TEST_CASE("a description hwloc rejects throws Error quoting it", "[synthetic][negative]") {
   const std::string bad = GENERATE(std::string("pack:0 pu:2"), std::string("banana:2 pu:1"),
-                                   std::string("core:2 pack:2 pu:1"), std::string(""));
+                                   std::string("pack:2 core:two pu:1"), std::string(""));
   CAPTURE(bad);
   CHECK_THROWS_AS(Topology::synthetic(bad), hreduce::Error);
   CHECK_THROWS_WITH(Topology::synthetic(bad), Catch::Contains("\"" + bad + "\""));

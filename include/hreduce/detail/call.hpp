@@ -1,0 +1,75 @@
+// Internal: the type-erased description of one collective call that the
+// templates in team.hpp hand to the compiled engine. Not part of the API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <typeinfo>
+
+#include "hreduce/combine.hpp"
+#include "hreduce/options.hpp"
+
+namespace hreduce::detail {
+
+enum class CollectiveKind : std::uint8_t {
+  barrier,
+  reduce,
+  allreduce,
+  reduce_scatter,
+  reduce_scatter_block,
+  scan,
+  exscan,
+};
+
+const char* to_string(CollectiveKind kind);
+
+// out[i] = a[i] ∘ b[i] on raw memory, for one (T, Op) pair.
+using CombineFn = void (*)(const void* a, const void* b, void* out, std::size_t n,
+                           const void* op);
+
+struct ErasedOp {
+  CombineFn combine = nullptr;
+  const void* op = nullptr;  // the caller's op object, alive for the call
+  std::size_t elem_size = 0;
+  bool commutative = true;
+  // Identity of the element type and of the op type, compared across members.
+  const std::type_info* type = nullptr;
+  const std::type_info* op_type = nullptr;
+  const char* op_name = "";
+
+  void apply(const void* a, const void* b, void* out, std::size_t n) const {
+    combine(a, b, out, n, op);
+  }
+};
+
+template <class T, class Op>
+void combine_erased(const void* a, const void* b, void* out, std::size_t n, const void* op) {
+  combine(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), n,
+          *static_cast<const Op*>(op));
+}
+
+template <class T, class Op>
+ErasedOp erase_op(const Op& op) {
+  check_op<Op, T>();
+  return {&combine_erased<T, Op>, &op,          sizeof(T), is_commutative(op),
+          &typeid(T),             &typeid(Op), op_name(op).data()};
+}
+
+struct Call {
+  CollectiveKind kind = CollectiveKind::barrier;
+  const void* in = nullptr;
+  void* out = nullptr;
+  // Elements per member (reduce, allreduce, scan, exscan), the block size m
+  // (reduce_scatter_block), or the number of counts given (reduce_scatter).
+  std::size_t count = 0;
+  const std::size_t* counts = nullptr;  // reduce_scatter only
+  // Buffer sizes in elements when the caller passed spans (checked by the
+  // engine); SIZE_MAX for the pointer forms, which cannot be checked.
+  std::size_t in_size = SIZE_MAX;
+  std::size_t out_size = SIZE_MAX;
+  int root = 0;
+  ErasedOp op;
+  CollectiveOptions options;
+};
+
+}  // namespace hreduce::detail

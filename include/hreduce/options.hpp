@@ -1,0 +1,44 @@
+// Tuning that travels as a value: per team (TeamOptions::collectives) or per
+// call (the last argument of every collective). Every member of a call must
+// pass equal options; the runtime checks that like any other argument.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace hreduce {
+
+// How a node's members combine.
+//  - tree:   the members reduce up a tree (by default shaped by the machine:
+//            core → cache → NUMA → package); parents read their children's
+//            buffers directly. Few, short steps: best for short vectors.
+//  - sliced: the vector is cut into one slice per member; each member reduces
+//            its slice across all inputs in rank order and writes it straight
+//            into the outputs. Every byte is read and written once: best for
+//            long vectors. scan, exscan and reduce_scatter always use it.
+//  - automatic: tree up to `tree_max_bytes` per member, sliced above.
+enum class Algorithm { automatic, tree, sliced };
+
+// The tree used by Algorithm::tree.
+enum class TreeShape { hierarchical, binomial, knomial, binary, flat, chain };
+
+std::string_view to_string(Algorithm algorithm);
+std::string_view to_string(TreeShape shape);
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+std::optional<TreeShape> parse_tree_shape(std::string_view name);
+
+struct CollectiveOptions {
+  Algorithm algorithm = Algorithm::automatic;
+  TreeShape tree = TreeShape::hierarchical;
+  int radix = 2;  // fan-in of k-nomial trees (also inside hierarchical groups)
+  // Working-set unit of the sliced algorithm: each member folds its slice
+  // chunk by chunk through a buffer of this many bytes, kept in L1/L2.
+  std::size_t chunk_bytes = 16 * 1024;
+  // Largest vector (bytes per member) that automatic sends down the tree.
+  std::size_t tree_max_bytes = 4 * 1024;
+
+  friend bool operator==(const CollectiveOptions&, const CollectiveOptions&) = default;
+};
+
+}  // namespace hreduce

@@ -1,0 +1,257 @@
+// Teams of threads and their collectives (the intra-node phase).
+//
+//   hreduce::Team team;                       // one member per core, pinned
+//   team.run([&](hreduce::Member& m) {        // persistent worker threads
+//     m.allreduce(in, out, n, hreduce::op::sum);
+//   });
+//
+//   #pragma omp parallel                      // or: threads you already have
+//   { team.member(omp_get_thread_num()).allreduce(in, out, n, hreduce::op::sum); }
+//
+// Semantics are SPEC.md's: team rank order for every rank-order rule, n = 0
+// legal, in place by passing the same buffer as input and output, bitwise
+// identical allreduce results on all members, the same bits run after run.
+// Every member calls the same collectives in the same order with matching
+// arguments; a mismatch, a bad argument on any member, or a user op that
+// throws on any member makes the call throw hreduce::Error on every member,
+// and the team stays usable. A member that never arrives makes the others
+// throw after TeamOptions::timeout (off by default), and the team is then
+// unusable.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "hreduce/detail/call.hpp"
+#include "hreduce/error.hpp"
+#include "hreduce/ops.hpp"
+#include "hreduce/options.hpp"
+#include "hreduce/topology.hpp"
+
+namespace hreduce {
+
+namespace detail {
+class TeamState;
+class MemberState;
+class Workers;
+void execute(MemberState& member, const Call& call);
+}  // namespace detail
+
+struct TeamOptions {
+  int members = 0;  // 0: one per core of the topology
+  PlacementPolicy placement = PlacementPolicy::compact;
+  // The machine to lay members on; nullopt: this machine. A synthetic or XML
+  // topology shapes the trees and placement, but threads are not pinned.
+  std::optional<Topology> topology;
+  // Grouping levels of the hierarchical tree, outermost first; empty: the
+  // machine's default_levels().
+  std::vector<Level> levels;
+  // Pin run()'s worker threads to their PUs (this machine only).
+  bool bind = true;
+  // Defaults for every call that passes no options of its own.
+  CollectiveOptions collectives;
+  // How long a member waits for another before throwing; zero: forever. The
+  // environment variable HREDUCE_TIMEOUT_MS, when set, overrides this.
+  std::chrono::milliseconds timeout{0};
+};
+
+// One member of a team: its rank, and the collectives. A Member is used by
+// one thread at a time.
+class Member {
+ public:
+  int rank() const;
+  int size() const;
+  // The PU this member is placed on (logical index in the team's topology).
+  int pu() const;
+  // Pins the calling thread to this member's PU (attach mode). Returns false,
+  // with one warning per process, where pinning is not possible.
+  bool pin() const;
+
+  void barrier();
+
+  // --- reduce: member `root` receives x_0 ∘ … ∘ x_{p-1}; out is ignored
+  //     (may be null) on other members. In place: in == out on the root.
+  template <class T, class Op>
+  void reduce(const T* in, T* out, std::size_t n, const Op& op, int root) {
+    reduce(in, out, n, op, root, default_options());
+  }
+  template <class T, class Op>
+  void reduce(const T* in, T* out, std::size_t n, const Op& op, int root,
+              const CollectiveOptions& options) {
+    run<T>(op, detail::CollectiveKind::reduce, in, out, n, options, root);
+  }
+  template <class T, class Op>
+  void reduce(std::span<const T> in, std::span<T> out, const Op& op, int root,
+              const CollectiveOptions& options) {
+    run<T>(op, detail::CollectiveKind::reduce, in.data(), out.data(), in.size(), options, root,
+           in.size(), out.size());
+  }
+  template <class T, class Op>
+  void reduce(std::span<const T> in, std::span<T> out, const Op& op, int root) {
+    reduce(in, out, op, root, default_options());
+  }
+
+  // --- allreduce: every member receives x_0 ∘ … ∘ x_{p-1}, the same bits.
+  template <class T, class Op>
+  void allreduce(const T* in, T* out, std::size_t n, const Op& op) {
+    allreduce(in, out, n, op, default_options());
+  }
+  template <class T, class Op>
+  void allreduce(const T* in, T* out, std::size_t n, const Op& op,
+                 const CollectiveOptions& options) {
+    run<T>(op, detail::CollectiveKind::allreduce, in, out, n, options);
+  }
+  template <class T, class Op>
+  void allreduce(std::span<const T> in, std::span<T> out, const Op& op,
+                 const CollectiveOptions& options) {
+    run<T>(op, detail::CollectiveKind::allreduce, in.data(), out.data(), in.size(), options, 0,
+           in.size(), out.size());
+  }
+  template <class T, class Op>
+  void allreduce(std::span<const T> in, std::span<T> out, const Op& op) {
+    allreduce(in, out, op, default_options());
+  }
+  template <class T, class Op>
+  void allreduce(std::span<T> inout, const Op& op) {  // in place
+    allreduce(std::span<const T>(inout), inout, op, default_options());
+  }
+
+  // --- reduce_scatter: the reduced vector of Σ counts elements is cut into
+  //     blocks; member r receives block r (counts[r] elements). `counts` has
+  //     one entry per member. In place: the whole input in `out`, the block
+  //     lands at its start.
+  template <class T, class Op>
+  void reduce_scatter(const T* in, T* out, std::span<const std::size_t> counts, const Op& op) {
+    reduce_scatter(in, out, counts, op, default_options());
+  }
+  template <class T, class Op>
+  void reduce_scatter(const T* in, T* out, std::span<const std::size_t> counts, const Op& op,
+                      const CollectiveOptions& options) {
+    run<T>(op, detail::CollectiveKind::reduce_scatter, in, out, counts.size(), options, 0,
+           SIZE_MAX, SIZE_MAX, counts.data());
+  }
+  template <class T, class Op>
+  void reduce_scatter(std::span<const T> in, std::span<T> out,
+                      std::span<const std::size_t> counts, const Op& op) {
+    run<T>(op, detail::CollectiveKind::reduce_scatter, in.data(), out.data(), counts.size(),
+           default_options(), 0, in.size(), out.size(), counts.data());
+  }
+
+  // --- reduce_scatter_block: reduce_scatter with every count equal to m;
+  //     `in` holds m·size() elements, `out` m.
+  template <class T, class Op>
+  void reduce_scatter_block(const T* in, T* out, std::size_t m, const Op& op) {
+    reduce_scatter_block(in, out, m, op, default_options());
+  }
+  template <class T, class Op>
+  void reduce_scatter_block(const T* in, T* out, std::size_t m, const Op& op,
+                            const CollectiveOptions& options) {
+    run<T>(op, detail::CollectiveKind::reduce_scatter_block, in, out, m, options);
+  }
+  template <class T, class Op>
+  void reduce_scatter_block(std::span<const T> in, std::span<T> out, std::size_t m,
+                            const Op& op) {
+    run<T>(op, detail::CollectiveKind::reduce_scatter_block, in.data(), out.data(), m,
+           default_options(), 0, in.size(), out.size());
+  }
+
+  // --- scan: member r receives x_0 ∘ … ∘ x_r.
+  template <class T, class Op>
+  void scan(const T* in, T* out, std::size_t n, const Op& op) {
+    scan(in, out, n, op, default_options());
+  }
+  template <class T, class Op>
+  void scan(const T* in, T* out, std::size_t n, const Op& op, const CollectiveOptions& options) {
+    run<T>(op, detail::CollectiveKind::scan, in, out, n, options);
+  }
+  template <class T, class Op>
+  void scan(std::span<const T> in, std::span<T> out, const Op& op) {
+    run<T>(op, detail::CollectiveKind::scan, in.data(), out.data(), in.size(),
+           default_options(), 0, in.size(), out.size());
+  }
+
+  // --- exscan: member r > 0 receives x_0 ∘ … ∘ x_{r-1}; member 0's output
+  //     is left untouched.
+  template <class T, class Op>
+  void exscan(const T* in, T* out, std::size_t n, const Op& op) {
+    exscan(in, out, n, op, default_options());
+  }
+  template <class T, class Op>
+  void exscan(const T* in, T* out, std::size_t n, const Op& op,
+              const CollectiveOptions& options) {
+    run<T>(op, detail::CollectiveKind::exscan, in, out, n, options);
+  }
+  template <class T, class Op>
+  void exscan(std::span<const T> in, std::span<T> out, const Op& op) {
+    run<T>(op, detail::CollectiveKind::exscan, in.data(), out.data(), in.size(),
+           default_options(), 0, in.size(), out.size());
+  }
+
+ private:
+  friend class Team;
+  explicit Member(detail::MemberState* state) : state_(state) {}
+
+  const CollectiveOptions& default_options() const;
+
+  template <class T, class Op>
+  void run(const Op& op, detail::CollectiveKind kind, const T* in, T* out, std::size_t count,
+           const CollectiveOptions& options, int root = 0, std::size_t in_size = SIZE_MAX,
+           std::size_t out_size = SIZE_MAX, const std::size_t* counts = nullptr) {
+    detail::Call call;
+    call.kind = kind;
+    call.in = in;
+    call.out = out;
+    call.count = count;
+    call.counts = counts;
+    call.in_size = in_size;
+    call.out_size = out_size;
+    call.root = root;
+    call.op = detail::erase_op<T>(op);
+    call.options = options;
+    detail::execute(*state_, call);
+  }
+
+  detail::MemberState* state_;
+};
+
+class Team {
+ public:
+  explicit Team(TeamOptions options = {});
+  ~Team();
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+
+  int size() const;
+  const Topology& topology() const;
+  const Placement& placement() const;
+  // The grouping levels of the hierarchical tree in use.
+  const std::vector<Level>& levels() const;
+  const TeamOptions& options() const;
+
+  // Attach mode: the calling thread acts as member `index`.
+  Member& member(int index);
+
+  // Runs fn(Member&) once on each of size() persistent worker threads
+  // (started on first use, pinned when TeamOptions::bind) and waits for all.
+  // If some members throw, the exception of the lowest-ranked one is
+  // rethrown here after every member has returned.
+  template <class F>
+  void run(F&& fn) {
+    auto invoke = [](void* context, Member& m) { (*static_cast<std::remove_reference_t<F>*>(context))(m); };
+    run_erased(invoke, const_cast<void*>(static_cast<const void*>(std::addressof(fn))));
+  }
+
+ private:
+  void run_erased(void (*invoke)(void*, Member&), void* context);
+
+  std::unique_ptr<detail::TeamState> state_;
+  std::unique_ptr<detail::Workers> workers_;  // stopped before state_ goes
+  std::vector<Member> members_;
+};
+
+}  // namespace hreduce

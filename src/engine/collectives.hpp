@@ -1,0 +1,43 @@
+// The data phases of the shared-memory collectives. execute() (execute.cpp)
+// runs the common prologue — local argument checks, the arrive barrier, the
+// agreement check — and then one of these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "src/engine/team_state.hpp"
+
+namespace hreduce::detail {
+
+// Everything a data phase needs about the call, resolved once.
+struct CallContext {
+  MemberState& me;
+  TeamState& team;
+  const Call& call;
+  std::uint64_t seq;
+  int parity;
+  Deadline deadline;
+
+  int size() const { return team.size(); }
+  const Announcement& of(int rank) const { return team.control(rank).announce[parity]; }
+
+  // Waits for `word >= seq`; on a timeout marks the team broken and throws
+  // Error naming the member waited for and why.
+  void wait_for(const std::atomic<std::uint64_t>& word, int rank, const char* what) const;
+  // Records an exception thrown by the op on this member.
+  void record_failure(const std::string& message) const;
+  // Throws on every member if any op threw during this call.
+  void throw_if_failed() const;
+};
+
+// Tree reduce / allreduce (tree.cpp).
+void tree_reduce(const CallContext& ctx);
+void tree_allreduce(const CallContext& ctx);
+// Sliced reduce / allreduce / reduce_scatter / scan / exscan (sliced.cpp).
+void sliced_reduce(const CallContext& ctx);
+void sliced_allreduce(const CallContext& ctx);
+void sliced_reduce_scatter(const CallContext& ctx);
+void sliced_scan(const CallContext& ctx, bool exclusive);
+
+}  // namespace hreduce::detail

@@ -1,0 +1,296 @@
+// The entry point of every shared-memory collective:
+//
+//   1. local checks    this member's own arguments (root range, null
+//                      pointers, overlap, sizes); a failure is announced,
+//                      not thrown, so every member learns of it
+//   2. announce        descriptor + buffers into this member's slot
+//   3. arrive barrier  wait until every member announced this call
+//   4. agreement       compare every member's signature with member 0's;
+//                      any invalid or disagreeing member → Error everywhere,
+//                      before any data moves
+//   5. data phase      tree or sliced, by the options and the size
+#include <algorithm>
+#include <cstring>
+#include <cxxabi.h>
+#include <sstream>
+
+#include "hreduce/error.hpp"
+#include "src/engine/collectives.hpp"
+
+namespace hreduce::detail {
+
+const char* to_string(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::barrier: return "barrier";
+    case CollectiveKind::reduce: return "reduce";
+    case CollectiveKind::allreduce: return "allreduce";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::reduce_scatter_block: return "reduce_scatter_block";
+    case CollectiveKind::scan: return "scan";
+    case CollectiveKind::exscan: return "exscan";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string demangle(const std::type_info* type) {
+  if (type == nullptr) return "none";
+  int status = 0;
+  char* name = abi::__cxa_demangle(type->name(), nullptr, nullptr, &status);
+  std::string text = status == 0 && name ? name : type->name();
+  std::free(name);
+  return text;
+}
+
+bool uses_counts(CollectiveKind kind) { return kind == CollectiveKind::reduce_scatter; }
+
+// Elements each buffer must hold for this member.
+std::size_t input_elements(const Call& call, int size) {
+  switch (call.kind) {
+    case CollectiveKind::reduce_scatter: {
+      std::size_t total = 0;
+      for (std::size_t i = 0; i < call.count; ++i) total += call.counts[i];
+      return total;
+    }
+    case CollectiveKind::reduce_scatter_block: return call.count * size;
+    default: return call.count;
+  }
+}
+
+std::size_t output_elements(const Call& call, int rank, int size) {
+  switch (call.kind) {
+    case CollectiveKind::reduce: return rank == call.root ? call.count : 0;
+    case CollectiveKind::exscan: return rank == 0 ? 0 : call.count;
+    case CollectiveKind::reduce_scatter: return call.counts[rank];
+    case CollectiveKind::reduce_scatter_block: return call.count;
+    default: return call.count;
+  }
+  (void)size;
+}
+
+bool overlap_partially(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return a_bytes > 0 && b_bytes > 0 && x != y && x < y + b_bytes && y < x + a_bytes;
+}
+
+// This member's own argument errors; empty when fine.
+std::string local_problem(const Call& call, int rank, int size) {
+  std::ostringstream why;
+  if (call.kind == CollectiveKind::reduce && (call.root < 0 || call.root >= size)) {
+    why << "root " << call.root << " is outside 0.." << size - 1;
+    return why.str();
+  }
+  if (uses_counts(call.kind)) {
+    if (call.count != static_cast<std::size_t>(size)) {
+      why << "counts has " << call.count << " entries but the team has " << size << " members";
+      return why.str();
+    }
+    if (call.counts == nullptr) return "counts is a null pointer";
+  }
+  const std::size_t in_n = input_elements(call, size);
+  const std::size_t out_n = output_elements(call, rank, size);
+  const bool in_place = call.in == call.out;
+  if (in_n > 0 && call.in == nullptr) {
+    why << "in is a null pointer but holds " << in_n << " elements";
+  } else if (out_n > 0 && call.out == nullptr) {
+    why << "out is a null pointer but must receive " << out_n << " elements";
+  } else if (call.in_size != SIZE_MAX && call.in_size < in_n) {
+    why << "in has " << call.in_size << " elements but " << in_n << " are needed";
+  } else if (call.out_size != SIZE_MAX && !in_place && call.out_size < out_n) {
+    why << "out has " << call.out_size << " elements but " << out_n << " are needed";
+  } else if (call.out_size != SIZE_MAX && in_place && call.out_size < in_n) {
+    why << "in-place buffer has " << call.out_size << " elements but " << in_n << " are needed";
+  } else if (!in_place && call.out != nullptr &&
+             overlap_partially(call.in, in_n * call.op.elem_size, call.out,
+                               out_n * call.op.elem_size)) {
+    why << "out partially overlaps in (pass the same pointer for in place)";
+  }
+  return why.str();
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xFF51AFD7ED558CCDull;
+}
+
+std::uint64_t signature_of(const Descriptor& d, int size) {
+  std::uint64_t h = mix(0, static_cast<std::uint64_t>(d.kind));
+  h = mix(h, static_cast<std::uint64_t>(d.root));
+  h = mix(h, d.count);
+  h = mix(h, d.elem_size);
+  h = mix(h, reinterpret_cast<std::uintptr_t>(d.type));
+  h = mix(h, reinterpret_cast<std::uintptr_t>(d.op_type));
+  h = mix(h, static_cast<std::uint64_t>(d.options.algorithm));
+  h = mix(h, static_cast<std::uint64_t>(d.options.tree));
+  h = mix(h, static_cast<std::uint64_t>(d.options.radix));
+  h = mix(h, d.options.chunk_bytes);
+  h = mix(h, d.options.tree_max_bytes);
+  if (uses_counts(d.kind) && d.counts != nullptr && d.count == static_cast<std::size_t>(size)) {
+    for (std::size_t i = 0; i < d.count; ++i) h = mix(h, d.counts[i]);
+  }
+  return h;
+}
+
+// Names the first field on which `other` differs from member 0.
+std::string disagreement(const Descriptor& ref, const Descriptor& other, int rank, int size) {
+  std::ostringstream why;
+  auto pair = [&](const char* what, const auto& a, const auto& b) {
+    why << "members disagree on " << what << ": member 0 has " << a << ", member " << rank
+        << " has " << b;
+  };
+  if (ref.kind != other.kind) {
+    why << "members called different collectives: member 0 called " << to_string(ref.kind)
+        << ", member " << rank << " called " << to_string(other.kind);
+  } else if (ref.type != other.type && *ref.type != *other.type) {
+    pair("the element type", demangle(ref.type), demangle(other.type));
+  } else if (ref.op_type != other.op_type && *ref.op_type != *other.op_type) {
+    pair("the op", std::string(ref.op_name) + " (" + demangle(ref.op_type) + ")",
+         std::string(other.op_name) + " (" + demangle(other.op_type) + ")");
+  } else if (ref.count != other.count) {
+    pair(uses_counts(ref.kind) ? "the number of counts" : "the element count", ref.count,
+         other.count);
+  } else if (ref.root != other.root) {
+    pair("the root", ref.root, other.root);
+  } else if (!(ref.options == other.options)) {
+    pair("the options (algorithm, tree, radix, chunk_bytes, tree_max_bytes)",
+         std::string(to_string(ref.options.algorithm)) + "/" +
+             std::string(to_string(ref.options.tree)) + "/" + std::to_string(ref.options.radix) +
+             "/" + std::to_string(ref.options.chunk_bytes) + "/" +
+             std::to_string(ref.options.tree_max_bytes),
+         std::string(to_string(other.options.algorithm)) + "/" +
+             std::string(to_string(other.options.tree)) + "/" +
+             std::to_string(other.options.radix) + "/" +
+             std::to_string(other.options.chunk_bytes) + "/" +
+             std::to_string(other.options.tree_max_bytes));
+  } else {
+    for (int i = 0; i < size; ++i) {
+      if (ref.counts[i] != other.counts[i]) {
+        why << "members disagree on counts[" << i << "]: member 0 has " << ref.counts[i]
+            << ", member " << rank << " has " << other.counts[i];
+        break;
+      }
+    }
+  }
+  return why.str();
+}
+
+[[noreturn]] void fail_agreement(const CallContext& ctx) {
+  const Descriptor& mine = ctx.of(ctx.me.rank).descriptor;
+  std::string text;
+  bool any_invalid = false;
+  for (int r = 0; r < ctx.size(); ++r) any_invalid |= ctx.of(r).invalid;
+  if (any_invalid) {
+    text = "invalid arguments: " + ctx.team.errors_of(ctx.seq);
+  } else {
+    for (int r = 1; r < ctx.size(); ++r) {
+      if (ctx.of(r).signature != ctx.of(0).signature) {
+        text += (text.empty() ? "" : "; ") +
+                disagreement(ctx.of(0).descriptor, ctx.of(r).descriptor, r, ctx.size());
+      }
+    }
+  }
+  throw Error(std::string(to_string(mine.kind)) + " (call " + std::to_string(ctx.seq) + ", member " +
+              std::to_string(ctx.me.rank) + "): " + text);
+}
+
+void arrive(const CallContext& ctx) {
+  for (int r = 0; r < ctx.size(); ++r) {
+    if (wait_at_least(ctx.of(r).seq, ctx.seq, ctx.deadline)) continue;
+    std::string missing;
+    for (int q = 0; q < ctx.size(); ++q) {
+      if (ctx.of(q).seq.load(std::memory_order_acquire) < ctx.seq) {
+        missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+      }
+    }
+    ctx.team.broken.store(true, std::memory_order_relaxed);
+    throw Error(std::string(to_string(ctx.call.kind)) + ": member " + std::to_string(ctx.me.rank) +
+                " timed out after " + std::to_string(ctx.team.timeout.count()) +
+                " ms waiting for members " + missing + " to arrive at call " +
+                std::to_string(ctx.seq) + "; the team is no longer usable");
+  }
+}
+
+bool wants_tree(const Call& call) {
+  if (call.kind != CollectiveKind::reduce && call.kind != CollectiveKind::allreduce) return false;
+  switch (call.options.algorithm) {
+    case Algorithm::tree: return true;
+    case Algorithm::sliced: return false;
+    case Algorithm::automatic: break;
+  }
+  return call.count * call.op.elem_size <= call.options.tree_max_bytes;
+}
+
+}  // namespace
+
+void CallContext::wait_for(const std::atomic<std::uint64_t>& word, int rank,
+                           const char* what) const {
+  if (wait_at_least(word, seq, deadline)) return;
+  team.broken.store(true, std::memory_order_relaxed);
+  throw Error(std::string(to_string(call.kind)) + ": member " + std::to_string(me.rank) +
+              " timed out after " + std::to_string(team.timeout.count()) +
+              " ms waiting for member " + std::to_string(rank) + " (" + what + ") in call " +
+              std::to_string(seq) + "; the team is no longer usable");
+}
+
+void CallContext::record_failure(const std::string& message) const {
+  team.record_error(seq, me.rank, message);
+  // Published before this member's own progress word, whose release store
+  // carries it to every member that later acquires that word.
+  team.error_seq.store(seq, std::memory_order_relaxed);
+}
+
+void CallContext::throw_if_failed() const {
+  if (team.error_seq.load(std::memory_order_relaxed) != seq) return;
+  throw Error(std::string(to_string(call.kind)) + " (call " + std::to_string(seq) + ", member " +
+              std::to_string(me.rank) + "): the op threw: " + team.errors_of(seq));
+}
+
+void execute(MemberState& me, const Call& call) {
+  TeamState& team = me.team;
+  if (team.broken.load(std::memory_order_relaxed)) {
+    throw Error(std::string(to_string(call.kind)) + ": member " + std::to_string(me.rank) +
+                ": the team is no longer usable after an earlier timeout");
+  }
+  const std::uint64_t seq = ++me.seq;
+  const int parity = static_cast<int>(seq & 1);
+  const CallContext ctx{me, team, call, seq, parity, Deadline::after(team.timeout)};
+
+  Announcement& mine = team.control(me.rank).announce[parity];
+  const std::string problem = local_problem(call, me.rank, team.size());
+  if (!problem.empty()) team.record_error(seq, me.rank, problem);
+  mine.invalid = !problem.empty();
+  mine.in = call.in;
+  mine.out = call.out;
+  mine.descriptor = {call.kind,          call.root,    call.count,        call.counts,
+                     call.op.elem_size,  call.op.type, call.op.op_type,   call.op.op_name,
+                     call.options};
+  mine.signature = signature_of(mine.descriptor, team.size());
+  publish(mine.seq, seq);
+
+  arrive(ctx);
+  for (int r = 0; r < team.size(); ++r) {
+    if (ctx.of(r).invalid || ctx.of(r).signature != ctx.of(0).signature) fail_agreement(ctx);
+  }
+
+  const std::size_t elements = input_elements(call, team.size());
+  if (call.kind == CollectiveKind::barrier || elements == 0) return;  // n = 0 only synchronises
+  switch (call.kind) {
+    case CollectiveKind::reduce:
+      wants_tree(call) ? tree_reduce(ctx) : sliced_reduce(ctx);
+      break;
+    case CollectiveKind::allreduce:
+      wants_tree(call) ? tree_allreduce(ctx) : sliced_allreduce(ctx);
+      break;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::reduce_scatter_block:
+      sliced_reduce_scatter(ctx);
+      break;
+    case CollectiveKind::scan: sliced_scan(ctx, false); break;
+    case CollectiveKind::exscan: sliced_scan(ctx, true); break;
+    case CollectiveKind::barrier: break;
+  }
+}
+
+}  // namespace hreduce::detail

@@ -1,0 +1,247 @@
+// Sliced collectives for long vectors: all members work at once, each on its
+// own slice of the element range, and every input and output byte is read or
+// written exactly once — the least memory traffic any implementation needs.
+//
+//             slice 0      slice 1      slice 2        (p = 3)
+//   x_0   [ member 0 ][ member 1 ][ member 2 ]
+//   x_1   [ member 0 ][ member 1 ][ member 2 ]   ← member j reads slice j
+//   x_2   [ member 0 ][ member 1 ][ member 2 ]     of every input ...
+//   out_q [ member 0 ][ member 1 ][ member 2 ]   ← ... and writes slice j
+//                                                  of the outputs it feeds
+//
+// Member j folds its slice chunk by chunk (options.chunk_bytes) through a
+// small accumulator that stays in cache: acc = x_0 ∘ x_1 ∘ … ∘ x_{p-1}, always
+// in rank order, so non-commutative ops work and the bits do not depend on
+// timing. Then it writes acc where the collective wants it:
+//   allreduce       every member's output
+//   reduce          the root's output
+//   reduce_scatter  the output of the block's owner
+//   scan / exscan   a running prefix: out_q = x_0 ∘ … ∘ x_q (exclusive: x_{q-1})
+//
+// In place is safe because slice j of every buffer is touched by member j
+// alone, which reads an input chunk before it overwrites the same chunk of
+// that member's output. The one exception is in-place reduce_scatter, where
+// a block lands at the start of the owner's buffer, over elements other
+// members still read; such blocks go through the computing member's scratch
+// and the owner copies them after everyone is done.
+//
+// The call ends with every member publishing `done` and waiting for all
+// others: then nobody reads anyone's buffers any more.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "src/engine/collectives.hpp"
+
+namespace hreduce::detail {
+namespace {
+
+struct Range {
+  std::size_t lo = 0, hi = 0;
+};
+
+// Slices are whole cache lines where the element size allows, so two members
+// never write the same line of an output.
+Range slice_of(int member, int p, std::size_t n, std::size_t elem_size) {
+  const std::size_t granule = elem_size <= 64 && 64 % elem_size == 0 ? 64 / elem_size : 1;
+  const std::size_t units = (n + granule - 1) / granule;
+  const auto edge = [&](int j) { return std::min(n, units * j / p * granule); };
+  return {edge(member), edge(member + 1)};
+}
+
+const char* bytes_at(const void* base, std::size_t index, std::size_t elem_size) {
+  return static_cast<const char*>(base) + index * elem_size;
+}
+char* bytes_at(void* base, std::size_t index, std::size_t elem_size) {
+  return static_cast<char*>(base) + index * elem_size;
+}
+
+void copy_if_distinct(void* to, const void* from, std::size_t bytes) {
+  if (to != from && bytes > 0) std::memcpy(to, from, bytes);
+}
+
+class SliceWorker {
+ public:
+  explicit SliceWorker(const CallContext& ctx)
+      : ctx_(ctx),
+        es_(ctx.call.op.elem_size),
+        chunk_(std::max<std::size_t>(1, ctx.call.options.chunk_bytes / es_)) {}
+
+  std::size_t chunk_elements() const { return chunk_; }
+  std::size_t elem_size() const { return es_; }
+
+  // acc[0, len) = x_0 ∘ … ∘ x_{p-1} over elements [at, at + len).
+  void fold(std::size_t at, std::size_t len, void* acc) const {
+    const int p = ctx_.size();
+    if (p == 1) {
+      std::memcpy(acc, bytes_at(ctx_.of(0).in, at, es_), len * es_);
+      return;
+    }
+    ctx_.call.op.apply(bytes_at(ctx_.of(0).in, at, es_), bytes_at(ctx_.of(1).in, at, es_), acc, len);
+    for (int q = 2; q < p; ++q) {
+      ctx_.call.op.apply(acc, bytes_at(ctx_.of(q).in, at, es_), acc, len);
+    }
+  }
+
+  // Runs body(at, len) over the chunks of [range.lo, range.hi). An exception
+  // from the op is recorded and ends this member's work; the protocol goes on.
+  template <class Body>
+  void for_each_chunk(Range range, Body&& body) const {
+    try {
+      for (std::size_t at = range.lo; at < range.hi; at += chunk_) {
+        body(at, std::min(chunk_, range.hi - at));
+      }
+    } catch (const std::exception& e) {
+      ctx_.record_failure(e.what());
+    } catch (...) {
+      ctx_.record_failure("an exception not derived from std::exception");
+    }
+  }
+
+  // Publishes `done` and waits for everybody else's.
+  void finish() const {
+    publish(ctx_.team.control(ctx_.me.rank).done, ctx_.seq);
+    for (int r = 0; r < ctx_.size(); ++r) {
+      if (r != ctx_.me.rank) ctx_.wait_for(ctx_.team.control(r).done, r, "finishing its slice");
+    }
+  }
+
+ private:
+  const CallContext& ctx_;
+  std::size_t es_;
+  std::size_t chunk_;
+};
+
+// Block layout of reduce_scatter and reduce_scatter_block.
+class Blocks {
+ public:
+  explicit Blocks(const CallContext& ctx) : ctx_(ctx) {}
+
+  std::size_t count(int r) const {
+    const Call& call = ctx_.call;
+    return call.kind == CollectiveKind::reduce_scatter_block ? call.count : call.counts[r];
+  }
+  std::size_t total() const {
+    std::size_t sum = 0;
+    for (int r = 0; r < ctx_.size(); ++r) sum += count(r);
+    return sum;
+  }
+  bool in_place(int r) const { return ctx_.of(r).in == ctx_.of(r).out; }
+
+ private:
+  const CallContext& ctx_;
+};
+
+}  // namespace
+
+void sliced_allreduce(const CallContext& ctx) {
+  const SliceWorker worker(ctx);
+  const std::size_t es = worker.elem_size();
+  void* acc = ctx.me.scratch(1, worker.chunk_elements() * es);
+  worker.for_each_chunk(slice_of(ctx.me.rank, ctx.size(), ctx.call.count, es),
+                        [&](std::size_t at, std::size_t len) {
+                          worker.fold(at, len, acc);
+                          for (int q = 0; q < ctx.size(); ++q) {
+                            std::memcpy(bytes_at(ctx.of(q).out, at, es), acc, len * es);
+                          }
+                        });
+  worker.finish();
+  ctx.throw_if_failed();
+}
+
+void sliced_reduce(const CallContext& ctx) {
+  const SliceWorker worker(ctx);
+  const std::size_t es = worker.elem_size();
+  void* acc = ctx.me.scratch(1, worker.chunk_elements() * es);
+  void* out = ctx.of(ctx.call.root).out;
+  worker.for_each_chunk(slice_of(ctx.me.rank, ctx.size(), ctx.call.count, es),
+                        [&](std::size_t at, std::size_t len) {
+                          worker.fold(at, len, acc);
+                          std::memcpy(bytes_at(out, at, es), acc, len * es);
+                        });
+  worker.finish();
+  ctx.throw_if_failed();
+}
+
+void sliced_reduce_scatter(const CallContext& ctx) {
+  const SliceWorker worker(ctx);
+  const Blocks blocks(ctx);
+  const std::size_t es = worker.elem_size();
+  const int p = ctx.size();
+  const Range mine = slice_of(ctx.me.rank, p, blocks.total(), es);
+  bool any_in_place = false;
+  for (int r = 0; r < p; ++r) any_in_place |= blocks.in_place(r) && blocks.count(r) > 0;
+  void* parked = any_in_place ? ctx.me.scratch(2, (mine.hi - mine.lo) * es) : nullptr;
+  void* acc = ctx.me.scratch(1, worker.chunk_elements() * es);
+
+  // The owner of element `at` and where its block starts, walked forwards.
+  int owner = 0;
+  std::size_t block_lo = 0;
+  worker.for_each_chunk(mine, [&](std::size_t at, std::size_t len) {
+    worker.fold(at, len, acc);
+    for (std::size_t pos = at; pos < at + len;) {
+      while (pos >= block_lo + blocks.count(owner)) block_lo += blocks.count(owner++);
+      const std::size_t piece = std::min(at + len, block_lo + blocks.count(owner)) - pos;
+      void* to = blocks.in_place(owner) ? bytes_at(parked, pos - mine.lo, es)
+                                        : bytes_at(ctx.of(owner).out, pos - block_lo, es);
+      std::memcpy(to, bytes_at(acc, pos - at, es), piece * es);
+      pos += piece;
+    }
+  });
+  ctx.team.control(ctx.me.rank).partial = parked;
+  worker.finish();
+
+  if (blocks.in_place(ctx.me.rank)) {
+    // Everyone is done reading the inputs; collect this block from the
+    // scratch of each member whose slice overlaps it.
+    std::size_t my_lo = 0;
+    for (int r = 0; r < ctx.me.rank; ++r) my_lo += blocks.count(r);
+    const std::size_t my_hi = my_lo + blocks.count(ctx.me.rank);
+    for (int j = 0; j < p; ++j) {
+      const Range theirs = slice_of(j, p, blocks.total(), es);
+      const std::size_t lo = std::max(theirs.lo, my_lo), hi = std::min(theirs.hi, my_hi);
+      if (lo >= hi) continue;
+      std::memcpy(bytes_at(ctx.call.out, lo - my_lo, es),
+                  bytes_at(ctx.team.control(j).partial, lo - theirs.lo, es), (hi - lo) * es);
+    }
+  }
+  ctx.throw_if_failed();
+}
+
+void sliced_scan(const CallContext& ctx, bool exclusive) {
+  const SliceWorker worker(ctx);
+  const std::size_t es = worker.elem_size();
+  const int p = ctx.size();
+  const Range mine = slice_of(ctx.me.rank, p, ctx.call.count, es);
+  if (!exclusive) {
+    // out_0 = x_0, out_q = out_{q-1} ∘ x_q: the previous prefix is the chunk
+    // this member has just written, still in its cache.
+    worker.for_each_chunk(mine, [&](std::size_t at, std::size_t len) {
+      copy_if_distinct(bytes_at(ctx.of(0).out, at, es), bytes_at(ctx.of(0).in, at, es), len * es);
+      for (int q = 1; q < p; ++q) {
+        ctx.call.op.apply(bytes_at(ctx.of(q - 1).out, at, es), bytes_at(ctx.of(q).in, at, es),
+                          bytes_at(ctx.of(q).out, at, es), len);
+      }
+    });
+  } else {
+    // out_q = x_0 ∘ … ∘ x_{q-1}. x_q must be read before out_q (maybe the
+    // same memory) is overwritten, so the next prefix is formed first in a
+    // second buffer. Member 0's output is never touched.
+    void* acc = ctx.me.scratch(1, worker.chunk_elements() * es);
+    void* next = ctx.me.scratch(2, worker.chunk_elements() * es);
+    worker.for_each_chunk(mine, [&](std::size_t at, std::size_t len) {
+      void* a = acc;
+      void* b = next;
+      std::memcpy(a, bytes_at(ctx.of(0).in, at, es), len * es);
+      for (int q = 1; q < p; ++q) {
+        if (q + 1 < p) ctx.call.op.apply(a, bytes_at(ctx.of(q).in, at, es), b, len);
+        std::memcpy(bytes_at(ctx.of(q).out, at, es), a, len * es);
+        std::swap(a, b);
+      }
+    });
+  }
+  worker.finish();
+  ctx.throw_if_failed();
+}
+
+}  // namespace hreduce::detail

@@ -1,0 +1,86 @@
+// Team and Member: construction, attach mode, run(), and the option names.
+#include "hreduce/team.hpp"
+
+#include "src/engine/team_state.hpp"
+#include "src/engine/workers.hpp"
+
+namespace hreduce {
+
+int Member::rank() const { return state_->rank; }
+int Member::size() const { return state_->team.size(); }
+int Member::pu() const { return state_->pu; }
+bool Member::pin() const { return bind_current_thread(state_->team.topology, state_->pu); }
+const CollectiveOptions& Member::default_options() const {
+  return state_->team.options.collectives;
+}
+
+void Member::barrier() {
+  detail::Call call;
+  call.kind = detail::CollectiveKind::barrier;
+  detail::execute(*state_, call);
+}
+
+Team::Team(TeamOptions options)
+    : state_(std::make_unique<detail::TeamState>(std::move(options))),
+      workers_(std::make_unique<detail::Workers>()) {
+  members_.reserve(state_->members.size());
+  for (auto& m : state_->members) members_.push_back(Member(m.get()));
+}
+
+Team::~Team() { workers_.reset(); }
+
+int Team::size() const { return state_->size(); }
+const Topology& Team::topology() const { return state_->topology; }
+const Placement& Team::placement() const { return state_->placement; }
+const std::vector<Level>& Team::levels() const { return state_->levels; }
+const TeamOptions& Team::options() const { return state_->options; }
+
+Member& Team::member(int index) {
+  if (index < 0 || index >= size()) {
+    throw Error("Team::member: index " + std::to_string(index) + " is outside 0.." +
+                std::to_string(size() - 1));
+  }
+  return members_[index];
+}
+
+void Team::run_erased(void (*invoke)(void*, Member&), void* context) {
+  workers_->run(members_, state_->topology, state_->options.bind, invoke, context);
+}
+
+std::string_view to_string(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::automatic: return "automatic";
+    case Algorithm::tree: return "tree";
+    case Algorithm::sliced: return "sliced";
+  }
+  return "?";
+}
+
+std::string_view to_string(TreeShape shape) {
+  switch (shape) {
+    case TreeShape::hierarchical: return "hierarchical";
+    case TreeShape::binomial: return "binomial";
+    case TreeShape::knomial: return "knomial";
+    case TreeShape::binary: return "binary";
+    case TreeShape::flat: return "flat";
+    case TreeShape::chain: return "chain";
+  }
+  return "?";
+}
+
+std::optional<Algorithm> parse_algorithm(std::string_view name) {
+  for (Algorithm a : {Algorithm::automatic, Algorithm::tree, Algorithm::sliced}) {
+    if (to_string(a) == name) return a;
+  }
+  return std::nullopt;
+}
+
+std::optional<TreeShape> parse_tree_shape(std::string_view name) {
+  for (TreeShape s : {TreeShape::hierarchical, TreeShape::binomial, TreeShape::knomial,
+                      TreeShape::binary, TreeShape::flat, TreeShape::chain}) {
+    if (to_string(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace hreduce

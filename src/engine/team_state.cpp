@@ -1,0 +1,78 @@
+#include "src/engine/team_state.hpp"
+
+#include <cstdlib>
+
+#include "hreduce/error.hpp"
+#include "hreduce/schedule.hpp"
+
+namespace hreduce::detail {
+namespace {
+
+// The one place the environment is read (STYLE: overrides in one place).
+std::chrono::milliseconds effective_timeout(std::chrono::milliseconds configured) {
+  const char* text = std::getenv("HREDUCE_TIMEOUT_MS");
+  if (text == nullptr || *text == '\0') return configured;
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (*end != '\0' || value < 0) {
+    throw Error(std::string("Team: HREDUCE_TIMEOUT_MS must be a number of milliseconds >= 0, got '") +
+                text + "'");
+  }
+  return std::chrono::milliseconds(value);
+}
+
+int default_member_count(const Topology& topology) {
+  const int cores = topology.count(Level::core);
+  return cores > 0 ? cores : topology.pu_count();
+}
+
+}  // namespace
+
+TeamState::TeamState(TeamOptions opts)
+    : options(std::move(opts)),
+      topology(options.topology ? *options.topology : Topology::discover()),
+      timeout(effective_timeout(options.timeout)) {
+  if (options.members < 0) {
+    throw Error("Team: members must be >= 0 (0 = one per core), got " +
+                std::to_string(options.members));
+  }
+  const int p = options.members > 0 ? options.members : default_member_count(topology);
+  placement = place(topology, p, options.placement);
+  levels = options.levels.empty() ? schedules::default_levels(topology) : options.levels;
+  controls_ = std::make_unique<MemberControl[]>(p);
+  for (int r = 0; r < p; ++r) {
+    const int pu = placement.pu_of_member[r];
+    members.push_back(std::make_unique<MemberState>(*this, r, pu, topology.pus()[pu].in(Level::numa)));
+    members.back()->control = &controls_[r];
+  }
+}
+
+void TeamState::record_error(std::uint64_t seq, int rank, std::string message) {
+  std::lock_guard lock(error_mutex_);
+  // Members are at most one call apart, so older records are never read.
+  errors_.erase(errors_.begin(), errors_.lower_bound({seq > 4 ? seq - 4 : 0, 0}));
+  errors_.emplace(std::make_pair(seq, rank), std::move(message));
+}
+
+std::string TeamState::errors_of(std::uint64_t seq) {
+  std::lock_guard lock(error_mutex_);
+  std::string text;
+  for (auto it = errors_.lower_bound({seq, 0}); it != errors_.end() && it->first.first == seq; ++it) {
+    text += (text.empty() ? "" : "; ") + std::string("member ") + std::to_string(it->first.second) +
+            ": " + it->second;
+  }
+  return text;
+}
+
+void* MemberState::scratch(int which, std::size_t bytes) {
+  NumaBuffer& buffer = buffers_[which];
+  if (buffer.size() < bytes) {
+    // Grow geometrically so a slowly growing workload reallocates rarely.
+    std::size_t size = buffer.size() ? buffer.size() : 4096;
+    while (size < bytes) size *= 2;
+    buffer = NumaBuffer(team.topology, size, numa);
+  }
+  return buffer.data();
+}
+
+}  // namespace hreduce::detail

@@ -1,0 +1,124 @@
+// The shared state of a team: one control block per member (the only memory
+// members write for each other to read), the error record, and each
+// member's private working state.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hreduce/detail/call.hpp"
+#include "hreduce/team.hpp"
+#include "src/engine/wait.hpp"
+#include "src/topology/numa_memory.hpp"
+
+namespace hreduce::detail {
+
+// Control words written by different members sit on their own cache lines
+// (and 128-byte pairs, for CPUs that prefetch lines two at a time).
+inline constexpr std::size_t kControlAlign = 128;
+
+// What a member says about its call. Every field that must agree across
+// members feeds `signature`, so the agreement check reads one word per
+// member; the rest is for building a precise message when they disagree.
+struct Descriptor {
+  CollectiveKind kind = CollectiveKind::barrier;
+  int root = 0;
+  std::size_t count = 0;
+  const std::size_t* counts = nullptr;
+  std::size_t elem_size = 0;
+  const std::type_info* type = nullptr;
+  const std::type_info* op_type = nullptr;
+  const char* op_name = "";
+  CollectiveOptions options;
+};
+
+// One per call parity. A member writes slot (seq & 1) for call `seq`; the
+// arrive barrier of call seq+1 guarantees nobody still reads slot (seq & 1)
+// when the member comes back to it for call seq+2.
+struct alignas(kControlAlign) Announcement {
+  std::atomic<std::uint64_t> seq{0};  // = call number once the fields below are set
+  std::uint64_t signature = 0;
+  bool invalid = false;  // this member's arguments failed its local checks
+  const void* in = nullptr;
+  void* out = nullptr;
+  Descriptor descriptor;
+};
+
+struct MemberControl {
+  Announcement announce[2];
+  // Tree: `partial` holds this member's final partial result for call
+  // `partial_ready`. Sliced reduce_scatter: `partial` is the scratch holding
+  // this member's slice for in-place owners.
+  alignas(kControlAlign) std::atomic<std::uint64_t> partial_ready{0};
+  const void* partial = nullptr;
+  // The member finished its part of call `done`.
+  alignas(kControlAlign) std::atomic<std::uint64_t> done{0};
+};
+
+// The per-member plan for one tree: whom to combine, in executor order.
+struct TreePlan {
+  int tree_root = 0;
+  int parent = -1;
+  std::vector<int> children;             // executor combine order
+  std::vector<bool> child_has_children;  // those publish partial_ready
+};
+
+class TeamState;
+
+// A member's private state. Only its own thread touches it, except through
+// `control`.
+class MemberState {
+ public:
+  MemberState(TeamState& team, int rank, int pu, int numa)
+      : team(team), rank(rank), pu(pu), numa(numa) {}
+
+  // Working memory on this member's NUMA node, grown (never shrunk) on this
+  // member's thread so first touch lands there too.
+  void* scratch(int which, std::size_t bytes);
+
+  TeamState& team;
+  const int rank;
+  const int pu;
+  const int numa;
+  std::uint64_t seq = 0;
+  MemberControl* control = nullptr;
+  std::map<std::tuple<int, int, int, bool>, TreePlan> plans;
+
+ private:
+  NumaBuffer buffers_[3];
+};
+
+class TeamState {
+ public:
+  TeamState(TeamOptions options);
+
+  int size() const { return static_cast<int>(members.size()); }
+  MemberControl& control(int rank) { return controls_[rank]; }
+
+  // Error record of call `seq` (error path only, hence the mutex).
+  void record_error(std::uint64_t seq, int rank, std::string message);
+  std::string errors_of(std::uint64_t seq);
+
+  TeamOptions options;
+  Topology topology;
+  Placement placement;
+  std::vector<Level> levels;
+  std::chrono::milliseconds timeout;
+  std::vector<std::unique_ptr<MemberState>> members;
+  // The latest call in which some member's op threw.
+  alignas(kControlAlign) std::atomic<std::uint64_t> error_seq{0};
+  // Set after a timeout: members are no longer in step.
+  std::atomic<bool> broken{false};
+
+ private:
+  std::unique_ptr<MemberControl[]> controls_;
+  std::mutex error_mutex_;
+  std::map<std::pair<std::uint64_t, int>, std::string> errors_;
+};
+
+}  // namespace hreduce::detail
