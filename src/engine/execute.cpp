@@ -75,17 +75,23 @@ bool overlap_partially(const void* a, std::size_t a_bytes, const void* b, std::s
   return a_bytes > 0 && b_bytes > 0 && x != y && x < y + b_bytes && y < x + a_bytes;
 }
 
-// This member's own argument errors; empty when fine.
+// Builds an error message from pieces; only error paths call it.
+template <class... Parts>
+std::string message(const Parts&... parts) {
+  std::ostringstream text;
+  (text << ... << parts);
+  return text.str();
+}
+
+// This member's own argument errors; empty when fine. The fine path builds
+// no strings: it runs on every call.
 std::string local_problem(const Call& call, int rank, int size) {
-  std::ostringstream why;
   if (call.kind == CollectiveKind::reduce && (call.root < 0 || call.root >= size)) {
-    why << "root " << call.root << " is outside 0.." << size - 1;
-    return why.str();
+    return message("root ", call.root, " is outside 0..", size - 1);
   }
   if (uses_counts(call.kind)) {
     if (call.count != static_cast<std::size_t>(size)) {
-      why << "counts has " << call.count << " entries but the team has " << size << " members";
-      return why.str();
+      return message("counts has ", call.count, " entries but the team has ", size, " members");
     }
     if (call.counts == nullptr) return "counts is a null pointer";
   }
@@ -93,21 +99,24 @@ std::string local_problem(const Call& call, int rank, int size) {
   const std::size_t out_n = output_elements(call, rank, size);
   const bool in_place = call.in == call.out;
   if (in_n > 0 && call.in == nullptr) {
-    why << "in is a null pointer but holds " << in_n << " elements";
-  } else if (out_n > 0 && call.out == nullptr) {
-    why << "out is a null pointer but must receive " << out_n << " elements";
-  } else if (call.in_size != SIZE_MAX && call.in_size < in_n) {
-    why << "in has " << call.in_size << " elements but " << in_n << " are needed";
-  } else if (call.out_size != SIZE_MAX && !in_place && call.out_size < out_n) {
-    why << "out has " << call.out_size << " elements but " << out_n << " are needed";
-  } else if (call.out_size != SIZE_MAX && in_place && call.out_size < in_n) {
-    why << "in-place buffer has " << call.out_size << " elements but " << in_n << " are needed";
-  } else if (!in_place && call.out != nullptr &&
-             overlap_partially(call.in, in_n * call.op.elem_size, call.out,
-                               out_n * call.op.elem_size)) {
-    why << "out partially overlaps in (pass the same pointer for in place)";
+    return message("in is a null pointer but holds ", in_n, " elements");
   }
-  return why.str();
+  if (out_n > 0 && call.out == nullptr) {
+    return message("out is a null pointer but must receive ", out_n, " elements");
+  }
+  if (call.in_size != SIZE_MAX && call.in_size < in_n) {
+    return message("in has ", call.in_size, " elements but ", in_n, " are needed");
+  }
+  const std::size_t out_needed = in_place ? in_n : out_n;
+  if (call.out_size != SIZE_MAX && call.out_size < out_needed) {
+    return message(in_place ? "the in-place buffer" : "out", " has ", call.out_size,
+                   " elements but ", out_needed, " are needed");
+  }
+  if (!in_place && call.out != nullptr &&
+      overlap_partially(call.in, in_n * call.op.elem_size, call.out, out_n * call.op.elem_size)) {
+    return "out partially overlaps in (pass the same pointer for in place)";
+  }
+  return {};
 }
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
@@ -191,6 +200,10 @@ std::string disagreement(const Descriptor& ref, const Descriptor& other, int ran
       }
     }
   }
+  // The message may read other members' counts arrays: nobody leaves (and
+  // frees them) until everyone has built its message.
+  publish(ctx.team.control(ctx.me.rank).done, ctx.seq);
+  for (int r = 0; r < ctx.size(); ++r) ctx.wait_for(ctx.team.control(r).done, r, "reporting the error");
   throw Error(std::string(to_string(mine.kind)) + " (call " + std::to_string(ctx.seq) + ", member " +
               std::to_string(ctx.me.rank) + "): " + text);
 }

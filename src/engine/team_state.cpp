@@ -21,6 +21,8 @@ std::chrono::milliseconds effective_timeout(std::chrono::milliseconds configured
   return std::chrono::milliseconds(value);
 }
 
+std::atomic<std::uint64_t> pool_growths{0};
+
 int default_member_count(const Topology& topology) {
   const int cores = topology.count(Level::core);
   return cores > 0 ? cores : topology.pu_count();
@@ -64,6 +66,8 @@ std::string TeamState::errors_of(std::uint64_t seq) {
   return text;
 }
 
+std::uint64_t pool_growth_count() { return pool_growths.load(std::memory_order_relaxed); }
+
 void* MemberState::scratch(int which, std::size_t bytes) {
   NumaBuffer& buffer = buffers_[which];
   if (buffer.size() < bytes) {
@@ -71,6 +75,7 @@ void* MemberState::scratch(int which, std::size_t bytes) {
     std::size_t size = buffer.size() ? buffer.size() : 4096;
     while (size < bytes) size *= 2;
     buffer = NumaBuffer(team.topology, size, numa);
+    pool_growths.fetch_add(1, std::memory_order_relaxed);
   }
   return buffer.data();
 }

@@ -70,6 +70,9 @@ struct TreePlan {
 
 class TeamState;
 
+// Pool growths in this process: a steady state must not add to it (tests).
+std::uint64_t pool_growth_count();
+
 // A member's private state. Only its own thread touches it, except through
 // `control`.
 class MemberState {

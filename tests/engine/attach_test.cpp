@@ -1,0 +1,51 @@
+// Attach mode: threads the application owns become members by index.
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "families.hpp"
+#include "harness.hpp"
+#include "hreduce/team.hpp"
+
+using namespace hreduce;
+
+TEST_CASE("std::threads attach as members", "[engine][attach]") {
+  const int members = GENERATE(1, 3, 6);
+  TeamOptions options;
+  options.members = members;
+  Team team(options);
+  const auto fam = test::family<double>("double sum", op::sum, test::quarter);
+  for (test::Collective c : test::all_collectives()) {
+    for (std::size_t n : {1, 4000}) {
+      test::CollectiveCheck<decltype(fam)> check(fam, c, members, n, false, members - 1);
+      std::vector<std::thread> threads;
+      for (int t = 0; t < members; ++t) {
+        threads.emplace_back([&, t] { check.run(team.member(t), team.options().collectives); });
+      }
+      for (auto& t : threads) t.join();
+      INFO(test::name_of(c) << " n=" << n);
+      CHECK(check.verify().empty());
+    }
+  }
+}
+
+TEST_CASE("run and attach can alternate on one team", "[engine][attach]") {
+  TeamOptions options;
+  options.members = 3;
+  Team team(options);
+  for (int round = 0; round < 5; ++round) {
+    std::vector<int> results(3);
+    auto body = [&](Member& m) {
+      int in = m.rank() + round, out = 0;
+      m.allreduce(&in, &out, 1, op::sum);
+      results[m.rank()] = out;
+    };
+    if (round % 2) {
+      team.run(body);
+    } else {
+      std::vector<std::thread> threads;
+      for (int t = 0; t < 3; ++t) threads.emplace_back([&, t] { body(team.member(t)); });
+      for (auto& t : threads) t.join();
+    }
+    CHECK(results == std::vector<int>(3, 3 + 3 * round));
+  }
+}

@@ -1,0 +1,248 @@
+// Bad input and faults: each must reach every member as hreduce::Error,
+// with a message naming members and values, and leave no hang behind.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+
+#include "hreduce/team.hpp"
+
+using namespace hreduce;
+
+namespace {
+
+Team small_team(int members, std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+  TeamOptions options;
+  options.members = members;
+  options.topology = Topology::synthetic("pack:1 core:4 pu:2");
+  options.timeout = timeout;
+  return Team(options);
+}
+
+// Runs fn on every member and returns each member's Error message ("" when
+// the member did not throw).
+template <class Fn>
+std::vector<std::string> errors_on(Team& team, Fn&& fn) {
+  std::vector<std::string> messages(team.size());
+  team.run([&](Member& m) {
+    try {
+      fn(m);
+    } catch (const Error& e) {
+      messages[m.rank()] = e.what();
+    }
+  });
+  return messages;
+}
+
+// The team still computes correctly after a failed call.
+void check_usable(Team& team) {
+  std::vector<std::vector<long>> out(team.size(), std::vector<long>(3));
+  team.run([&](Member& m) {
+    const long in[3] = {m.rank(), 1, 2};
+    m.allreduce(in, out[m.rank()].data(), 3, op::sum);
+  });
+  const long p = team.size();
+  for (const auto& o : out) CHECK(o == std::vector<long>{p * (p - 1) / 2, p, 2 * p});
+}
+
+void check_all(const std::vector<std::string>& messages, const std::vector<std::string>& parts) {
+  for (std::size_t r = 0; r < messages.size(); ++r) {
+    INFO("member " << r << ": " << messages[r]);
+    REQUIRE_FALSE(messages[r].empty());
+    for (const std::string& part : parts) CHECK_THAT(messages[r], Catch::Contains(part));
+  }
+}
+
+const auto throwing_sum = make_op<int>([](int a, int b) {
+  if (a == 13 || b == 13) throw std::runtime_error("boom: saw 13");
+  return a + b;
+});
+
+}  // namespace
+
+TEST_CASE("a user op that throws fails the call on every member", "[engine][negative]") {
+  const int members = GENERATE(2, 3, 8);
+  const std::size_t n = GENERATE(1, 5000);  // tree and sliced
+  Team team = small_team(members);
+  for (int call = 0; call < 3; ++call) {
+    INFO("call " << call << ", n=" << n);
+    std::vector<std::vector<int>> out(members, std::vector<int>(n));
+    auto messages = errors_on(team, [&](Member& m) {
+      std::vector<int> in(n, 1);
+      if (m.rank() == members - 1) in[n / 2] = 13;
+      m.allreduce(in.data(), out[m.rank()].data(), n, throwing_sum);
+    });
+    check_all(messages, {"allreduce", "the op threw", "boom: saw 13"});
+    check_usable(team);
+    // The same op on clean data in every collective works afterwards.
+    auto clean = errors_on(team, [&](Member& m) {
+      std::vector<int> in(n * members, 2), res(n * members);
+      m.scan(in.data(), res.data(), n, throwing_sum);
+      m.reduce_scatter_block(in.data(), res.data(), n, throwing_sum);
+      m.reduce(in.data(), res.data(), n, throwing_sum, 0);
+    });
+    for (const auto& e : clean) CHECK(e.empty());
+  }
+}
+
+TEST_CASE("members that disagree are named with their values", "[engine][negative]") {
+  Team team = small_team(4);
+  SECTION("collective") {
+    auto messages = errors_on(team, [](Member& m) {
+      double x = 1, y = 0;
+      if (m.rank() == 2) {
+        m.scan(&x, &y, 1, op::sum);
+      } else {
+        m.allreduce(&x, &y, 1, op::sum);
+      }
+    });
+    check_all(messages, {"called different collectives", "member 0 called allreduce",
+                         "member 2 called scan"});
+  }
+  SECTION("count") {
+    auto messages = errors_on(team, [](Member& m) {
+      std::vector<double> x(11, 1), y(11);
+      m.allreduce(x.data(), y.data(), m.rank() == 1 ? 11 : 10, op::sum);
+    });
+    check_all(messages, {"element count", "member 0 has 10", "member 1 has 11"});
+  }
+  SECTION("op") {
+    auto messages = errors_on(team, [](Member& m) {
+      double x = 1, y = 0;
+      if (m.rank() == 3) {
+        m.allreduce(&x, &y, 1, op::max);
+      } else {
+        m.allreduce(&x, &y, 1, op::sum);
+      }
+    });
+    check_all(messages, {"the op", "sum", "max", "member 3"});
+  }
+  SECTION("element type") {
+    auto messages = errors_on(team, [](Member& m) {
+      double x = 1, y = 0;
+      float fx = 1, fy = 0;
+      if (m.rank() == 1) {
+        m.allreduce(&fx, &fy, 1, op::sum);
+      } else {
+        m.allreduce(&x, &y, 1, op::sum);
+      }
+    });
+    check_all(messages, {"element type", "double", "float"});
+  }
+  SECTION("root") {
+    auto messages = errors_on(team, [](Member& m) {
+      double x = 1, y = 0;
+      m.reduce(&x, &y, 1, op::sum, m.rank() == 2 ? 1 : 0);
+    });
+    check_all(messages, {"the root", "member 0 has 0", "member 2 has 1"});
+  }
+  SECTION("counts") {
+    auto messages = errors_on(team, [](Member& m) {
+      std::vector<std::size_t> counts = {1, 2, 3, 4};
+      if (m.rank() == 3) counts[2] = 5;
+      std::vector<int> x(12, 1), y(5);
+      m.reduce_scatter(x.data(), y.data(), std::span<const std::size_t>(counts), op::sum);
+    });
+    check_all(messages, {"counts[2]", "member 0 has 3", "member 3 has 5"});
+  }
+  SECTION("options") {
+    auto messages = errors_on(team, [](Member& m) {
+      CollectiveOptions options;
+      if (m.rank() == 0) options.algorithm = Algorithm::sliced;
+      double x = 1, y = 0;
+      m.allreduce(&x, &y, 1, op::sum, options);
+    });
+    check_all(messages, {"options", "sliced", "automatic"});
+  }
+  check_usable(team);
+}
+
+TEST_CASE("bad arguments fail on every member before data moves", "[engine][negative]") {
+  Team team = small_team(4);
+  std::vector<std::vector<double>> out(4, std::vector<double>(8, -1.0));
+  auto untouched = [&] {
+    for (const auto& o : out) CHECK(o == std::vector<double>(8, -1.0));
+  };
+  SECTION("root out of range") {
+    auto messages = errors_on(team, [&](Member& m) {
+      std::vector<double> x(8, 1);
+      m.reduce(x.data(), out[m.rank()].data(), 8, op::sum, 4);
+    });
+    check_all(messages, {"reduce", "root 4 is outside 0..3"});
+  }
+  SECTION("null pointer with n > 0") {
+    auto messages = errors_on(team, [&](Member& m) {
+      std::vector<double> x(8, 1);
+      m.allreduce(m.rank() == 1 ? nullptr : x.data(), out[m.rank()].data(), 8, op::sum);
+    });
+    check_all(messages, {"invalid arguments", "member 1", "in is a null pointer"});
+  }
+  SECTION("output partially overlapping the input") {
+    auto messages = errors_on(team, [&](Member& m) {
+      std::vector<double> x(16, 1);
+      double* in = m.rank() == 2 ? x.data() : x.data();
+      double* o = m.rank() == 2 ? x.data() + 3 : out[m.rank()].data();
+      m.allreduce(in, o, 8, op::sum);
+    });
+    check_all(messages, {"member 2", "partially overlaps"});
+  }
+  SECTION("counts of the wrong length") {
+    auto messages = errors_on(team, [&](Member& m) {
+      const std::vector<std::size_t> counts = {2, 2, 2};
+      std::vector<double> x(8, 1);
+      m.reduce_scatter(x.data(), out[m.rank()].data(), std::span<const std::size_t>(counts),
+                       op::sum);
+    });
+    check_all(messages, {"counts has 3 entries but the team has 4 members"});
+  }
+  SECTION("span too small") {
+    auto messages = errors_on(team, [&](Member& m) {
+      std::vector<double> x(8, 1);
+      std::span<double> o(out[m.rank()].data(), m.rank() == 0 ? 4 : 8);
+      m.allreduce(std::span<const double>(x), o, op::sum);
+    });
+    check_all(messages, {"member 0", "out has 4 elements but 8 are needed"});
+  }
+  untouched();
+  check_usable(team);
+}
+
+TEST_CASE("a member that never arrives times out the others", "[engine][negative]") {
+  const bool from_environment = GENERATE(false, true);
+  if (from_environment) ::setenv("HREDUCE_TIMEOUT_MS", "150", 1);
+  Team team = small_team(4, from_environment ? std::chrono::milliseconds(0)
+                                             : std::chrono::milliseconds(150));
+  ::unsetenv("HREDUCE_TIMEOUT_MS");
+  check_usable(team);  // timeouts do not fire on a healthy team
+  const auto start = std::chrono::steady_clock::now();
+  auto messages = errors_on(team, [](Member& m) {
+    if (m.rank() == 3) return;  // never calls
+    double x = 1, y = 0;
+    m.allreduce(&x, &y, 1, op::sum);
+  });
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  for (int r = 0; r < 3; ++r) {
+    INFO(messages[r]);
+    CHECK_THAT(messages[r], Catch::Contains("timed out after 150 ms") &&
+                                Catch::Contains("waiting for members 3"));
+  }
+  CHECK(messages[3].empty());
+  auto after = errors_on(team, [](Member& m) { m.barrier(); });
+  for (const auto& e : after) CHECK_THAT(e, Catch::Contains("no longer usable"));
+}
+
+TEST_CASE("a malformed HREDUCE_TIMEOUT_MS is an error", "[engine][negative]") {
+  ::setenv("HREDUCE_TIMEOUT_MS", "soon", 1);
+  CHECK_THROWS_WITH(small_team(2), Catch::Contains("HREDUCE_TIMEOUT_MS") && Catch::Contains("soon"));
+  ::unsetenv("HREDUCE_TIMEOUT_MS");
+}
+
+TEST_CASE("run and member reject misuse", "[engine][negative]") {
+  Team team = small_team(2);
+  CHECK_THROWS_WITH(team.member(2), Catch::Contains("index 2 is outside 0..1"));
+  CHECK_THROWS_WITH(team.run([&](Member&) { team.run([](Member&) {}); }),
+                    Catch::Contains("already in progress"));
+  TeamOptions bad;
+  bad.members = -1;
+  CHECK_THROWS_WITH(Team(bad), Catch::Contains("members must be >= 0"));
+}
