@@ -17,7 +17,11 @@ namespace hreduce {
 //            its slice across all inputs in rank order and writes it straight
 //            into the outputs. Every byte is read and written once: best for
 //            long vectors. scan, exscan and reduce_scatter always use it.
-//  - automatic: tree up to `tree_max_bytes` per member, sliced above.
+//  - automatic: tree for teams of at least `tree_min_members` and vectors
+//               of at most `tree_max_bytes` per member, sliced otherwise.
+//               With few members the sliced algorithm's one round of
+//               parallel reads beats the tree's chain of hops even for 8 B
+//               (measured: README, "Choosing the algorithm").
 enum class Algorithm { automatic, tree, sliced };
 
 // The tree used by Algorithm::tree.
@@ -37,6 +41,8 @@ struct CollectiveOptions {
   std::size_t chunk_bytes = 16 * 1024;
   // Largest vector (bytes per member) that automatic sends down the tree.
   std::size_t tree_max_bytes = 4 * 1024;
+  // Smallest team that automatic sends down the tree.
+  int tree_min_members = 8;
 
   friend bool operator==(const CollectiveOptions&, const CollectiveOptions&) = default;
 };

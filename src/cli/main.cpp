@@ -20,6 +20,14 @@ machine options (bench, topo):
   --placement P      compact (default) or scatter
   --levels LIST      grouping levels, outermost first, e.g. numa,l3,core
   --radix K          fan-in of the trees inside each group (default 2)
+bench options:
+  --max-bytes B      largest vector per member (default 16 MiB); sizes go 8 B, ×step, ...
+  --step K           size factor between rows (default 8)
+  --min-time-ms T    time spent per row at least (default 150)
+  --algorithm A      automatic (default), tree or sliced
+  --tree S           hierarchical (default), binomial, knomial, binary, flat, chain
+  --tree-max-bytes B largest vector automatic sends down the tree (default 4096)
+  --chunk-bytes B    sliced algorithm's chunk (default 16384)
 topo options:
   --dot              print the reduction tree as Graphviz DOT
 )";

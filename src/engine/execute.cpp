@@ -136,10 +136,16 @@ std::uint64_t signature_of(const Descriptor& d, int size) {
   h = mix(h, static_cast<std::uint64_t>(d.options.radix));
   h = mix(h, d.options.chunk_bytes);
   h = mix(h, d.options.tree_max_bytes);
+  h = mix(h, static_cast<std::uint64_t>(d.options.tree_min_members));
   if (uses_counts(d.kind) && d.counts != nullptr && d.count == static_cast<std::size_t>(size)) {
     for (std::size_t i = 0; i < d.count; ++i) h = mix(h, d.counts[i]);
   }
   return h;
+}
+
+std::string options_text(const CollectiveOptions& o) {
+  return message(to_string(o.algorithm), "/", to_string(o.tree), "/", o.radix, "/", o.chunk_bytes,
+                 "/", o.tree_max_bytes, "/", o.tree_min_members);
 }
 
 // Names the first field on which `other` differs from member 0.
@@ -163,16 +169,8 @@ std::string disagreement(const Descriptor& ref, const Descriptor& other, int ran
   } else if (ref.root != other.root) {
     pair("the root", ref.root, other.root);
   } else if (!(ref.options == other.options)) {
-    pair("the options (algorithm, tree, radix, chunk_bytes, tree_max_bytes)",
-         std::string(to_string(ref.options.algorithm)) + "/" +
-             std::string(to_string(ref.options.tree)) + "/" + std::to_string(ref.options.radix) +
-             "/" + std::to_string(ref.options.chunk_bytes) + "/" +
-             std::to_string(ref.options.tree_max_bytes),
-         std::string(to_string(other.options.algorithm)) + "/" +
-             std::string(to_string(other.options.tree)) + "/" +
-             std::to_string(other.options.radix) + "/" +
-             std::to_string(other.options.chunk_bytes) + "/" +
-             std::to_string(other.options.tree_max_bytes));
+    pair("the options (algorithm/tree/radix/chunk_bytes/tree_max_bytes/tree_min_members)",
+         options_text(ref.options), options_text(other.options));
   } else {
     for (int i = 0; i < size; ++i) {
       if (ref.counts[i] != other.counts[i]) {
@@ -225,14 +223,15 @@ void arrive(const CallContext& ctx) {
   }
 }
 
-bool wants_tree(const Call& call) {
+bool wants_tree(const Call& call, int size) {
   if (call.kind != CollectiveKind::reduce && call.kind != CollectiveKind::allreduce) return false;
   switch (call.options.algorithm) {
     case Algorithm::tree: return true;
     case Algorithm::sliced: return false;
     case Algorithm::automatic: break;
   }
-  return call.count * call.op.elem_size <= call.options.tree_max_bytes;
+  return size >= call.options.tree_min_members &&
+         call.count * call.op.elem_size <= call.options.tree_max_bytes;
 }
 
 }  // namespace
@@ -291,10 +290,10 @@ void execute(MemberState& me, const Call& call) {
   if (call.kind == CollectiveKind::barrier || elements == 0) return;  // n = 0 only synchronises
   switch (call.kind) {
     case CollectiveKind::reduce:
-      wants_tree(call) ? tree_reduce(ctx) : sliced_reduce(ctx);
+      wants_tree(call, team.size()) ? tree_reduce(ctx) : sliced_reduce(ctx);
       break;
     case CollectiveKind::allreduce:
-      wants_tree(call) ? tree_allreduce(ctx) : sliced_allreduce(ctx);
+      wants_tree(call, team.size()) ? tree_allreduce(ctx) : sliced_allreduce(ctx);
       break;
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::reduce_scatter_block:

@@ -28,10 +28,10 @@
 // The call ends with every member publishing `done` and waiting for all
 // others: then nobody reads anyone's buffers any more.
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "src/engine/collectives.hpp"
+#include "src/engine/copy.hpp"
 
 namespace hreduce::detail {
 namespace {
@@ -56,9 +56,6 @@ char* bytes_at(void* base, std::size_t index, std::size_t elem_size) {
   return static_cast<char*>(base) + index * elem_size;
 }
 
-void copy_if_distinct(void* to, const void* from, std::size_t bytes) {
-  if (to != from && bytes > 0) std::memcpy(to, from, bytes);
-}
 
 class SliceWorker {
  public:
@@ -74,7 +71,7 @@ class SliceWorker {
   void fold(std::size_t at, std::size_t len, void* acc) const {
     const int p = ctx_.size();
     if (p == 1) {
-      std::memcpy(acc, bytes_at(ctx_.of(0).in, at, es_), len * es_);
+      copy_bytes(acc, bytes_at(ctx_.of(0).in, at, es_), len * es_);
       return;
     }
     ctx_.call.op.apply(bytes_at(ctx_.of(0).in, at, es_), bytes_at(ctx_.of(1).in, at, es_), acc, len);
@@ -142,7 +139,7 @@ void sliced_allreduce(const CallContext& ctx) {
                         [&](std::size_t at, std::size_t len) {
                           worker.fold(at, len, acc);
                           for (int q = 0; q < ctx.size(); ++q) {
-                            std::memcpy(bytes_at(ctx.of(q).out, at, es), acc, len * es);
+                            copy_bytes(bytes_at(ctx.of(q).out, at, es), acc, len * es);
                           }
                         });
   worker.finish();
@@ -157,7 +154,7 @@ void sliced_reduce(const CallContext& ctx) {
   worker.for_each_chunk(slice_of(ctx.me.rank, ctx.size(), ctx.call.count, es),
                         [&](std::size_t at, std::size_t len) {
                           worker.fold(at, len, acc);
-                          std::memcpy(bytes_at(out, at, es), acc, len * es);
+                          copy_bytes(bytes_at(out, at, es), acc, len * es);
                         });
   worker.finish();
   ctx.throw_if_failed();
@@ -184,7 +181,7 @@ void sliced_reduce_scatter(const CallContext& ctx) {
       const std::size_t piece = std::min(at + len, block_lo + blocks.count(owner)) - pos;
       void* to = blocks.in_place(owner) ? bytes_at(parked, pos - mine.lo, es)
                                         : bytes_at(ctx.of(owner).out, pos - block_lo, es);
-      std::memcpy(to, bytes_at(acc, pos - at, es), piece * es);
+      copy_bytes(to, bytes_at(acc, pos - at, es), piece * es);
       pos += piece;
     }
   });
@@ -201,7 +198,7 @@ void sliced_reduce_scatter(const CallContext& ctx) {
       const Range theirs = slice_of(j, p, blocks.total(), es);
       const std::size_t lo = std::max(theirs.lo, my_lo), hi = std::min(theirs.hi, my_hi);
       if (lo >= hi) continue;
-      std::memcpy(bytes_at(ctx.call.out, lo - my_lo, es),
+      copy_bytes(bytes_at(ctx.call.out, lo - my_lo, es),
                   bytes_at(ctx.team.control(j).partial, lo - theirs.lo, es), (hi - lo) * es);
     }
   }
@@ -232,10 +229,10 @@ void sliced_scan(const CallContext& ctx, bool exclusive) {
     worker.for_each_chunk(mine, [&](std::size_t at, std::size_t len) {
       void* a = acc;
       void* b = next;
-      std::memcpy(a, bytes_at(ctx.of(0).in, at, es), len * es);
+      copy_bytes(a, bytes_at(ctx.of(0).in, at, es), len * es);
       for (int q = 1; q < p; ++q) {
         if (q + 1 < p) ctx.call.op.apply(a, bytes_at(ctx.of(q).in, at, es), b, len);
-        std::memcpy(bytes_at(ctx.of(q).out, at, es), a, len * es);
+        copy_bytes(bytes_at(ctx.of(q).out, at, es), a, len * es);
         std::swap(a, b);
       }
     });

@@ -16,11 +16,11 @@
 //
 // Every member finally waits for the root's partial_ready, which also tells
 // it that nobody reads its buffers any more.
-#include <cstring>
 
 #include "hreduce/error.hpp"
 #include "hreduce/schedule.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/copy.hpp"
 
 namespace hreduce::detail {
 namespace {
@@ -102,9 +102,6 @@ void publish_partial(const CallContext& ctx, const void* partial) {
   publish(mine.partial_ready, ctx.seq);
 }
 
-void copy_if_distinct(void* to, const void* from, std::size_t bytes) {
-  if (to != from && bytes > 0) std::memcpy(to, from, bytes);
-}
 
 }  // namespace
 
