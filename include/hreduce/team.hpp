@@ -24,6 +24,8 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -39,6 +41,7 @@ namespace detail {
 class TeamState;
 class MemberState;
 class Workers;
+class ProcessGroup;
 void execute(MemberState& member, const Call& call);
 }  // namespace detail
 
@@ -64,7 +67,10 @@ struct TeamOptions {
 // one thread at a time.
 class Member {
  public:
+  // Team rank, ordered by (process rank, thread index): SPEC.md's rank for
+  // every rank-order rule.
   int rank() const;
+  // Members of the whole team, over all processes.
   int size() const;
   // The PU this member is placed on (logical index in the team's topology).
   int pu() const;
@@ -222,21 +228,31 @@ class Member {
 class Team {
  public:
   explicit Team(TeamOptions options = {});
+  // A team spanning several processes: this process's members are the
+  // `options.members` given; see hreduce/mpi.hpp for the way to build one.
+  Team(TeamOptions options, std::unique_ptr<detail::ProcessGroup> group);
   ~Team();
   Team(const Team&) = delete;
   Team& operator=(const Team&) = delete;
 
+  // Members of the whole team, and of this process (they differ only for a
+  // team spanning several processes).
   int size() const;
+  int local_size() const;
+  int processes() const;
+  // Which algorithms a collective of this size would run, and why.
+  std::string explain(std::string_view collective, std::size_t bytes_per_member) const;
   const Topology& topology() const;
   const Placement& placement() const;
   // The grouping levels of the hierarchical tree in use.
   const std::vector<Level>& levels() const;
   const TeamOptions& options() const;
 
-  // Attach mode: the calling thread acts as member `index`.
+  // Attach mode: the calling thread acts as this process's member `index`
+  // (0 .. local_size()-1; its team rank is the process's first rank + index).
   Member& member(int index);
 
-  // Runs fn(Member&) once on each of size() persistent worker threads
+  // Runs fn(Member&) once on each of local_size() persistent worker threads
   // (started on first use, pinned when TeamOptions::bind) and waits for all.
   // If some members throw, the exception of the lowest-ranked one is
   // rethrown here after every member has returned.

@@ -31,6 +31,10 @@ struct CallContext {
   void throw_if_failed() const;
 };
 
+// The shared-memory collective among this process's members (execute.cpp);
+// a multi-process team composes its collectives from these.
+void execute_local(MemberState& me, const Call& call);
+
 // Tree reduce / allreduce (tree.cpp).
 void tree_reduce(const CallContext& ctx);
 void tree_allreduce(const CallContext& ctx);
@@ -39,5 +43,8 @@ void sliced_reduce(const CallContext& ctx);
 void sliced_allreduce(const CallContext& ctx);
 void sliced_reduce_scatter(const CallContext& ctx);
 void sliced_scan(const CallContext& ctx, bool exclusive);
+// Steps of multi-process teams (from_root.cpp).
+void copy_from_root(const CallContext& ctx);
+void combine_from_root(const CallContext& ctx);
 
 }  // namespace hreduce::detail

@@ -16,6 +16,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/process_group.hpp"
 
 namespace hreduce::detail {
 
@@ -28,6 +29,8 @@ const char* to_string(CollectiveKind kind) {
     case CollectiveKind::reduce_scatter_block: return "reduce_scatter_block";
     case CollectiveKind::scan: return "scan";
     case CollectiveKind::exscan: return "exscan";
+    case CollectiveKind::copy_from_root: return "copy_from_root";
+    case CollectiveKind::combine_from_root: return "combine_from_root";
   }
   return "?";
 }
@@ -44,6 +47,12 @@ std::string demangle(const std::type_info* type) {
 }
 
 bool uses_counts(CollectiveKind kind) { return kind == CollectiveKind::reduce_scatter; }
+
+// Steps of a multi-process team in which members legitimately pass
+// different counts (each takes its own piece of the root's buffer).
+bool is_internal(CollectiveKind kind) {
+  return kind == CollectiveKind::copy_from_root || kind == CollectiveKind::combine_from_root;
+}
 
 // Elements each buffer must hold for this member.
 std::size_t input_elements(const Call& call, int size) {
@@ -86,6 +95,8 @@ std::string message(const Parts&... parts) {
 // This member's own argument errors; empty when fine. The fine path builds
 // no strings: it runs on every call.
 std::string local_problem(const Call& call, int rank, int size) {
+  if (call.relayed_failure != nullptr) return call.relayed_failure;
+  if (is_internal(call.kind)) return {};
   if (call.kind == CollectiveKind::reduce && (call.root < 0 || call.root >= size)) {
     return message("root ", call.root, " is outside 0..", size - 1);
   }
@@ -127,7 +138,7 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 std::uint64_t signature_of(const Descriptor& d, int size) {
   std::uint64_t h = mix(0, static_cast<std::uint64_t>(d.kind));
   h = mix(h, static_cast<std::uint64_t>(d.root));
-  h = mix(h, d.count);
+  if (!is_internal(d.kind)) h = mix(h, d.count);
   h = mix(h, d.elem_size);
   h = mix(h, reinterpret_cast<std::uintptr_t>(d.type));
   h = mix(h, reinterpret_cast<std::uintptr_t>(d.op_type));
@@ -186,9 +197,18 @@ std::string disagreement(const Descriptor& ref, const Descriptor& other, int ran
 [[noreturn]] void fail_agreement(const CallContext& ctx) {
   const Descriptor& mine = ctx.of(ctx.me.rank).descriptor;
   std::string text;
-  bool any_invalid = false;
-  for (int r = 0; r < ctx.size(); ++r) any_invalid |= ctx.of(r).invalid;
-  if (any_invalid) {
+  bool any_invalid = false, relayed = false;
+  for (int r = 0; r < ctx.size(); ++r) {
+    any_invalid |= ctx.of(r).invalid;
+    relayed |= ctx.of(r).relayed;
+  }
+  if (relayed) {
+    // A failure from another process, already worded for the user.
+    for (int r = 0; r < ctx.size() && text.empty(); ++r) {
+      if (ctx.of(r).relayed) text = ctx.team.errors_of(ctx.seq);
+    }
+    text = text.substr(text.find(": ") + 2);  // drop the local "member r: " prefix
+  } else if (any_invalid) {
     text = "invalid arguments: " + ctx.team.errors_of(ctx.seq);
   } else {
     for (int r = 1; r < ctx.size(); ++r) {
@@ -202,6 +222,7 @@ std::string disagreement(const Descriptor& ref, const Descriptor& other, int ran
   // frees them) until everyone has built its message.
   publish(ctx.team.control(ctx.me.rank).done, ctx.seq);
   for (int r = 0; r < ctx.size(); ++r) ctx.wait_for(ctx.team.control(r).done, r, "reporting the error");
+  if (relayed) throw Error(text);
   throw Error(std::string(to_string(mine.kind)) + " (call " + std::to_string(ctx.seq) + ", member " +
               std::to_string(ctx.me.rank) + "): " + text);
 }
@@ -260,6 +281,14 @@ void CallContext::throw_if_failed() const {
 }
 
 void execute(MemberState& me, const Call& call) {
+  if (me.team.group) {
+    me.team.group->execute(me, call);
+  } else {
+    execute_local(me, call);
+  }
+}
+
+void execute_local(MemberState& me, const Call& call) {
   TeamState& team = me.team;
   if (team.broken.load(std::memory_order_relaxed)) {
     throw Error(std::string(to_string(call.kind)) + ": member " + std::to_string(me.rank) +
@@ -273,8 +302,10 @@ void execute(MemberState& me, const Call& call) {
   const std::string problem = local_problem(call, me.rank, team.size());
   if (!problem.empty()) team.record_error(seq, me.rank, problem);
   mine.invalid = !problem.empty();
+  mine.relayed = call.relayed_failure != nullptr;
   mine.in = call.in;
   mine.out = call.out;
+  mine.total_out = call.total_out;
   mine.descriptor = {call.kind,          call.root,    call.count,        call.counts,
                      call.op.elem_size,  call.op.type, call.op.op_type,   call.op.op_name,
                      call.options};
@@ -286,8 +317,8 @@ void execute(MemberState& me, const Call& call) {
     if (ctx.of(r).invalid || ctx.of(r).signature != ctx.of(0).signature) fail_agreement(ctx);
   }
 
-  const std::size_t elements = input_elements(call, team.size());
-  if (call.kind == CollectiveKind::barrier || elements == 0) return;  // n = 0 only synchronises
+  if (call.kind == CollectiveKind::barrier) return;
+  if (!is_internal(call.kind) && input_elements(call, team.size()) == 0) return;  // n = 0 only synchronises
   switch (call.kind) {
     case CollectiveKind::reduce:
       wants_tree(call, team.size()) ? tree_reduce(ctx) : sliced_reduce(ctx);
@@ -301,6 +332,8 @@ void execute(MemberState& me, const Call& call) {
       break;
     case CollectiveKind::scan: sliced_scan(ctx, false); break;
     case CollectiveKind::exscan: sliced_scan(ctx, true); break;
+    case CollectiveKind::copy_from_root: copy_from_root(ctx); break;
+    case CollectiveKind::combine_from_root: combine_from_root(ctx); break;
     case CollectiveKind::barrier: break;
   }
 }

@@ -213,28 +213,34 @@ void sliced_scan(const CallContext& ctx, bool exclusive) {
   if (!exclusive) {
     // out_0 = x_0, out_q = out_{q-1} ∘ x_q: the previous prefix is the chunk
     // this member has just written, still in its cache.
+    void* total = ctx.of(0).total_out;
     worker.for_each_chunk(mine, [&](std::size_t at, std::size_t len) {
       copy_if_distinct(bytes_at(ctx.of(0).out, at, es), bytes_at(ctx.of(0).in, at, es), len * es);
       for (int q = 1; q < p; ++q) {
         ctx.call.op.apply(bytes_at(ctx.of(q - 1).out, at, es), bytes_at(ctx.of(q).in, at, es),
                           bytes_at(ctx.of(q).out, at, es), len);
       }
+      if (total) copy_bytes(bytes_at(total, at, es), bytes_at(ctx.of(p - 1).out, at, es), len * es);
     });
   } else {
     // out_q = x_0 ∘ … ∘ x_{q-1}. x_q must be read before out_q (maybe the
     // same memory) is overwritten, so the next prefix is formed first in a
     // second buffer. Member 0's output is never touched.
+    // A multi-process team also wants the total x_0 ∘ … ∘ x_{p-1}, one
+    // more combine past the last exclusive prefix.
     void* acc = ctx.me.scratch(1, worker.chunk_elements() * es);
     void* next = ctx.me.scratch(2, worker.chunk_elements() * es);
+    void* total = ctx.of(0).total_out;
     worker.for_each_chunk(mine, [&](std::size_t at, std::size_t len) {
       void* a = acc;
       void* b = next;
       copy_bytes(a, bytes_at(ctx.of(0).in, at, es), len * es);
       for (int q = 1; q < p; ++q) {
-        if (q + 1 < p) ctx.call.op.apply(a, bytes_at(ctx.of(q).in, at, es), b, len);
+        if (q + 1 < p || total) ctx.call.op.apply(a, bytes_at(ctx.of(q).in, at, es), b, len);
         copy_bytes(bytes_at(ctx.of(q).out, at, es), a, len * es);
         std::swap(a, b);
       }
+      if (total) copy_bytes(bytes_at(total, at, es), a, len * es);
     });
   }
   worker.finish();

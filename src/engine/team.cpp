@@ -2,12 +2,13 @@
 #include "hreduce/team.hpp"
 
 #include "src/engine/team_state.hpp"
+#include "src/engine/process_group.hpp"
 #include "src/engine/workers.hpp"
 
 namespace hreduce {
 
-int Member::rank() const { return state_->rank; }
-int Member::size() const { return state_->team.size(); }
+int Member::rank() const { return state_->global_rank; }
+int Member::size() const { return state_->team.total_members; }
 int Member::pu() const { return state_->pu; }
 bool Member::pin() const { return bind_current_thread(state_->team.topology, state_->pu); }
 const CollectiveOptions& Member::default_options() const {
@@ -20,8 +21,10 @@ void Member::barrier() {
   detail::execute(*state_, call);
 }
 
-Team::Team(TeamOptions options)
-    : state_(std::make_unique<detail::TeamState>(std::move(options))),
+Team::Team(TeamOptions options) : Team(std::move(options), nullptr) {}
+
+Team::Team(TeamOptions options, std::unique_ptr<detail::ProcessGroup> group)
+    : state_(std::make_unique<detail::TeamState>(std::move(options), std::move(group))),
       workers_(std::make_unique<detail::Workers>()) {
   members_.reserve(state_->members.size());
   for (auto& m : state_->members) members_.push_back(Member(m.get()));
@@ -29,16 +32,36 @@ Team::Team(TeamOptions options)
 
 Team::~Team() { workers_.reset(); }
 
-int Team::size() const { return state_->size(); }
+int Team::size() const { return state_->total_members; }
+int Team::local_size() const { return state_->size(); }
+int Team::processes() const { return state_->group ? state_->group->processes() : 1; }
+
+std::string Team::explain(std::string_view collective, std::size_t bytes_per_member) const {
+  const std::string local = "inside each process: " +
+                            std::string(bytes_per_member <= state_->options.collectives.tree_max_bytes &&
+                                                local_size() >= state_->options.collectives.tree_min_members
+                                            ? "tree"
+                                            : "sliced") +
+                            " over " + std::to_string(local_size()) + " members";
+  if (!state_->group) return std::string(collective) + ": " + local;
+  for (auto kind : {detail::CollectiveKind::reduce, detail::CollectiveKind::allreduce,
+                    detail::CollectiveKind::reduce_scatter, detail::CollectiveKind::reduce_scatter_block,
+                    detail::CollectiveKind::scan, detail::CollectiveKind::exscan}) {
+    if (collective == detail::to_string(kind)) {
+      return state_->group->explain(kind, bytes_per_member, true) + "; " + local;
+    }
+  }
+  throw Error("Team::explain: unknown collective '" + std::string(collective) + "'");
+}
 const Topology& Team::topology() const { return state_->topology; }
 const Placement& Team::placement() const { return state_->placement; }
 const std::vector<Level>& Team::levels() const { return state_->levels; }
 const TeamOptions& Team::options() const { return state_->options; }
 
 Member& Team::member(int index) {
-  if (index < 0 || index >= size()) {
+  if (index < 0 || index >= local_size()) {
     throw Error("Team::member: index " + std::to_string(index) + " is outside 0.." +
-                std::to_string(size() - 1));
+                std::to_string(local_size() - 1) + " (members of this process)");
   }
   return members_[index];
 }

@@ -4,6 +4,7 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/schedule.hpp"
+#include "src/engine/process_group.hpp"
 
 namespace hreduce::detail {
 namespace {
@@ -30,10 +31,13 @@ int default_member_count(const Topology& topology) {
 
 }  // namespace
 
-TeamState::TeamState(TeamOptions opts)
+TeamState::~TeamState() = default;
+
+TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_group)
     : options(std::move(opts)),
       topology(options.topology ? *options.topology : Topology::discover()),
-      timeout(effective_timeout(options.timeout)) {
+      timeout(effective_timeout(options.timeout)),
+      group(std::move(process_group)) {
   if (options.members < 0) {
     throw Error("Team: members must be >= 0 (0 = one per core), got " +
                 std::to_string(options.members));
@@ -41,10 +45,21 @@ TeamState::TeamState(TeamOptions opts)
   const int p = options.members > 0 ? options.members : default_member_count(topology);
   placement = place(topology, p, options.placement);
   levels = options.levels.empty() ? schedules::default_levels(topology) : options.levels;
+  int first_rank = 0;
+  total_members = p;
+  if (group) {
+    if (group->members_here() != p) {
+      throw Error("Team: this process contributes " + std::to_string(p) +
+                  " members but the process layout says " + std::to_string(group->members_here()));
+    }
+    first_rank = group->first_rank();
+    total_members = group->total_members();
+  }
   controls_ = std::make_unique<MemberControl[]>(p);
   for (int r = 0; r < p; ++r) {
     const int pu = placement.pu_of_member[r];
-    members.push_back(std::make_unique<MemberState>(*this, r, pu, topology.pus()[pu].in(Level::numa)));
+    members.push_back(std::make_unique<MemberState>(*this, r, first_rank + r, pu,
+                                                    topology.pus()[pu].in(Level::numa)));
     members.back()->control = &controls_[r];
   }
 }

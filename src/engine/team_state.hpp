@@ -44,8 +44,10 @@ struct alignas(kControlAlign) Announcement {
   std::atomic<std::uint64_t> seq{0};  // = call number once the fields below are set
   std::uint64_t signature = 0;
   bool invalid = false;  // this member's arguments failed its local checks
+  bool relayed = false;  // ... or it relays another process's failure
   const void* in = nullptr;
   void* out = nullptr;
+  void* total_out = nullptr;  // scan / exscan of a multi-process team
   Descriptor descriptor;
 };
 
@@ -69,6 +71,7 @@ struct TreePlan {
 };
 
 class TeamState;
+class ProcessGroup;
 
 // Pool growths in this process: a steady state must not add to it (tests).
 std::uint64_t pool_growth_count();
@@ -77,15 +80,16 @@ std::uint64_t pool_growth_count();
 // `control`.
 class MemberState {
  public:
-  MemberState(TeamState& team, int rank, int pu, int numa)
-      : team(team), rank(rank), pu(pu), numa(numa) {}
+  MemberState(TeamState& team, int rank, int global_rank, int pu, int numa)
+      : team(team), rank(rank), global_rank(global_rank), pu(pu), numa(numa) {}
 
   // Working memory on this member's NUMA node, grown (never shrunk) on this
   // member's thread so first touch lands there too.
   void* scratch(int which, std::size_t bytes);
 
   TeamState& team;
-  const int rank;
+  const int rank;         // among this process's members: the engine's rank
+  const int global_rank;  // in the whole team (differs when it spans processes)
   const int pu;
   const int numa;
   std::uint64_t seq = 0;
@@ -98,7 +102,9 @@ class MemberState {
 
 class TeamState {
  public:
-  TeamState(TeamOptions options);
+  // `group`: the other processes of a multi-process team, or null.
+  TeamState(TeamOptions options, std::unique_ptr<ProcessGroup> group = nullptr);
+  ~TeamState();
 
   int size() const { return static_cast<int>(members.size()); }
   MemberControl& control(int rank) { return controls_[rank]; }
@@ -113,6 +119,8 @@ class TeamState {
   std::vector<Level> levels;
   std::chrono::milliseconds timeout;
   std::vector<std::unique_ptr<MemberState>> members;
+  std::unique_ptr<ProcessGroup> group;
+  int total_members = 0;  // across all processes
   // The latest call in which some member's op threw.
   alignas(kControlAlign) std::atomic<std::uint64_t> error_seq{0};
   // Set after a timeout: members are no longer in step.

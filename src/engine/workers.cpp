@@ -14,13 +14,14 @@ Workers::~Workers() {
 
 void Workers::start(std::vector<Member>& members, const Topology& topology, bool bind) {
   errors_.resize(members.size());
-  for (Member& m : members) {
-    threads_.emplace_back([this, &m, &topology, bind] { loop(m, topology, bind, m.pu()); });
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    Member& m = members[i];
+    threads_.emplace_back([this, &m, &topology, bind, i] { loop(m, static_cast<int>(i), topology, bind); });
   }
 }
 
-void Workers::loop(Member& member, const Topology& topology, bool bind, int pu) {
-  if (bind && topology.is_this_system()) bind_current_thread(topology, pu);
+void Workers::loop(Member& member, int index, const Topology& topology, bool bind) {
+  if (bind && topology.is_this_system()) bind_current_thread(topology, member.pu());
   std::uint64_t seen = 0;
   for (;;) {
     generation_.wait(seen, std::memory_order_acquire);
@@ -29,7 +30,7 @@ void Workers::loop(Member& member, const Topology& topology, bool bind, int pu) 
     try {
       invoke_(context_, member);
     } catch (...) {
-      errors_[member.rank()] = std::current_exception();
+      errors_[index] = std::current_exception();
     }
     // acq_rel: the last worker's decrement publishes every worker's errors_
     // entry to run(), which acquires remaining_.

@@ -26,7 +26,7 @@ class Workers {
 
  private:
   void start(std::vector<Member>& members, const Topology& topology, bool bind);
-  void loop(Member& member, const Topology& topology, bool bind, int pu);
+  void loop(Member& member, int index, const Topology& topology, bool bind);
 
   std::vector<std::thread> threads_;
   std::vector<std::exception_ptr> errors_;

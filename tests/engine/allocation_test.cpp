@@ -1,24 +1,10 @@
 // Steady state allocates nothing: after one warm-up call of each collective
 // and size, 1000 more calls must not touch the heap or grow the pools.
 #include <catch2/catch.hpp>
-#include <atomic>
-#include <cstdlib>
-#include <new>
 
 #include "hreduce/team.hpp"
 #include "src/engine/team_state.hpp"
-
-namespace {
-std::atomic<long> heap_allocations{0};
-}
-
-void* operator new(std::size_t size) {
-  heap_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/support/count_allocations.hpp"
 
 using namespace hreduce;
 
@@ -48,14 +34,14 @@ TEST_CASE("1000 steady-state calls allocate nothing", "[engine][allocation]") {
     long before = 0;
     std::uint64_t growths_before = 0;
     if (m.rank() == 0) {
-      before = heap_allocations.load();
+      before = test::heap_allocations();
       growths_before = detail::pool_growth_count();
     }
     m.barrier();
     for (int i = 0; i < 1000 / 11 + 1; ++i) round();
     m.barrier();
     if (m.rank() == 0) {
-      allocations = heap_allocations.load() - before;
+      allocations = test::heap_allocations() - before;
       growths = detail::pool_growth_count() - growths_before;
     }
   });

@@ -1,6 +1,5 @@
 // Implementation: combine never touches the heap, in particular not in the
-// vector-form path that parks the left operand in a stack buffer. Global
-// operator new is replaced in this binary only, to count allocations.
+// vector-form path that parks the left operand in a stack buffer.
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
@@ -11,32 +10,7 @@
 
 #include "hreduce/combine.hpp"
 #include "hreduce/ops.hpp"
-
-namespace {
-std::atomic<long> g_allocations{0};
-}
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return ::operator new(size); }
-// Catch allocates with the nothrow forms; sanitizer runtimes do not route
-// those through the replaced operator new, so they are replaced as well.
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
-  return ::operator new(size, tag);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "tests/support/count_allocations.hpp"
 
 namespace {
 
@@ -47,12 +21,12 @@ struct Big {  // larger than the stack chunk: the chunk degrades to one element
 template <class T, class Op>
 long allocations_during_combines(std::vector<T>& a, std::vector<T>& b, std::vector<T>& c,
                                  const Op& op) {
-  const long before = g_allocations.load();
+  const long before = hreduce::test::heap_allocations();
   hreduce::combine(a.data(), b.data(), a.data(), a.size(), op);
   hreduce::combine(a.data(), b.data(), b.data(), a.size(), op);
   hreduce::combine(a.data(), b.data(), c.data(), a.size(), op);
   hreduce::combine(a.data(), a.data(), a.data(), a.size(), op);
-  return g_allocations.load() - before;
+  return hreduce::test::heap_allocations() - before;
 }
 
 }  // namespace

@@ -19,6 +19,9 @@ enum class CollectiveKind : std::uint8_t {
   reduce_scatter_block,
   scan,
   exscan,
+  // Internal steps of a team spanning several processes (src/hybrid/):
+  copy_from_root,         // out[0, count) = root.in[offset, offset + count)
+  combine_from_root,      // out = root.in ∘ out, or a copy when copy_only
 };
 
 const char* to_string(CollectiveKind kind);
@@ -36,6 +39,8 @@ struct ErasedOp {
   const std::type_info* type = nullptr;
   const std::type_info* op_type = nullptr;
   const char* op_name = "";
+  // Predefined ops never throw; a user op may.
+  bool may_throw = true;
 
   void apply(const void* a, const void* b, void* out, std::size_t n) const {
     combine(a, b, out, n, op);
@@ -51,8 +56,8 @@ void combine_erased(const void* a, const void* b, void* out, std::size_t n, cons
 template <class T, class Op>
 ErasedOp erase_op(const Op& op) {
   check_op<Op, T>();
-  return {&combine_erased<T, Op>, &op,          sizeof(T), is_commutative(op),
-          &typeid(T),             &typeid(Op), op_name(op).data()};
+  return {&combine_erased<T, Op>, &op,          sizeof(T),          is_commutative(op),
+          &typeid(T),             &typeid(Op), op_name(op).data(), !is_predefined_op_v<Op>};
 }
 
 struct Call {
@@ -68,6 +73,14 @@ struct Call {
   std::size_t in_size = SIZE_MAX;
   std::size_t out_size = SIZE_MAX;
   int root = 0;
+  // copy_from_root: where this member's piece starts in the root's buffer.
+  std::size_t offset = 0;
+  // combine_from_root: copy root.in instead of combining.
+  bool copy_only = false;
+  // scan / exscan: member 0 also receives x_0 ∘ … ∘ x_{p-1} here when set.
+  void* total_out = nullptr;
+  // A failure another process reported: every member throws it as is.
+  const char* relayed_failure = nullptr;
   ErasedOp op;
   CollectiveOptions options;
 };

@@ -1,0 +1,57 @@
+// Two steps that multi-process teams (src/hybrid/) build their collectives
+// from, once a process's leader (member 0) holds the inter-process result:
+//
+//   copy_from_root     member r copies its piece root.in[offset, offset+count)
+//                      into its output (all of it for allreduce, one member's
+//                      for reduce, each member's block for reduce_scatter)
+//   combine_from_root  member r computes out = root.in ∘ out (the prefix of
+//                      lower processes on the left), or copies root.in, for
+//                      scan and exscan
+//
+// Every member works on its own output in parallel, then all wait for each
+// other: the root's buffer may be the application's and must outlive every
+// reader.
+#include "src/engine/collectives.hpp"
+#include "src/engine/copy.hpp"
+
+namespace hreduce::detail {
+namespace {
+
+void finish(const CallContext& ctx) {
+  publish(ctx.team.control(ctx.me.rank).done, ctx.seq);
+  for (int r = 0; r < ctx.size(); ++r) {
+    if (r != ctx.me.rank) ctx.wait_for(ctx.team.control(r).done, r, "taking its piece");
+  }
+}
+
+}  // namespace
+
+void copy_from_root(const CallContext& ctx) {
+  const std::size_t es = ctx.call.op.elem_size;
+  const char* source = static_cast<const char*>(ctx.of(ctx.call.root).in);
+  if (ctx.call.count > 0) {
+    copy_if_distinct(ctx.call.out, source + ctx.call.offset * es, ctx.call.count * es);
+  }
+  finish(ctx);
+}
+
+void combine_from_root(const CallContext& ctx) {
+  const void* prefix = ctx.of(ctx.call.root).in;
+  if (ctx.call.count > 0) {
+    if (ctx.call.copy_only) {
+      copy_if_distinct(ctx.call.out, prefix, ctx.call.count * ctx.call.op.elem_size);
+    } else {
+      try {
+        ctx.call.op.apply(prefix, ctx.call.out, ctx.call.out, ctx.call.count);
+      } catch (const std::exception& e) {
+        ctx.record_failure(e.what());
+      } catch (...) {
+        ctx.record_failure("an exception not derived from std::exception");
+      }
+    }
+  }
+  finish(ctx);
+  ctx.throw_if_failed();
+}
+
+}  // namespace hreduce::detail

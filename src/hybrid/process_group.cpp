@@ -1,0 +1,103 @@
+#include "src/hybrid/process_group.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "hreduce/error.hpp"
+
+namespace hreduce::detail {
+
+int ProcessLayout::first_rank(int process) const {
+  int rank = 0;
+  for (int p = 0; p < process; ++p) rank += threads[p];
+  return rank;
+}
+
+int ProcessLayout::process_of(int team_rank) const {
+  int first = 0;
+  for (int p = 0; p < processes(); ++p) {
+    if (team_rank < first + threads[p]) return p;
+    first += threads[p];
+  }
+  return processes() - 1;
+}
+
+int ProcessLayout::nodes() const {
+  return node_of.empty() ? 1 : *std::max_element(node_of.begin(), node_of.end()) + 1;
+}
+
+bool ProcessLayout::nodes_contiguous() const {
+  for (int p = 1; p < processes(); ++p) {
+    if (node_of[p] != node_of[p - 1] && node_of[p] != node_of[p - 1] + 1) return false;
+    if (node_of[p] < node_of[p - 1]) return false;
+  }
+  return true;
+}
+
+InterProcessGroup::InterProcessGroup(Channel& channel, ProcessLayout layout, InterOptions options,
+                           std::unique_ptr<Channel> owned)
+    : channel_(&channel), owned_(std::move(owned)), layout_(std::move(layout)),
+      options_(options) {
+  const int P = layout_.processes();
+  if (channel_->size() != P || channel_->rank() != layout_.process) {
+    throw Error("InterProcessGroup: the channel has " + std::to_string(channel_->size()) +
+                " participants (this one " + std::to_string(channel_->rank()) + ") but the layout " +
+                std::to_string(P) + " processes (this one " + std::to_string(layout_.process) + ")");
+  }
+  if (static_cast<int>(layout_.node_of.size()) != P) layout_.node_of.assign(P, 0);
+  const int nodes = layout_.nodes();
+  if (options_.by_node && nodes > 1 && nodes < P && layout_.nodes_contiguous()) {
+    std::vector<int> mine, leaders;
+    for (int p = 0; p < P; ++p) {
+      if (layout_.node_of[p] == layout_.node_of[layout_.process]) mine.push_back(p);
+      if (p == 0 || layout_.node_of[p] != layout_.node_of[p - 1]) leaders.push_back(p);
+    }
+    node_channel_ = std::make_unique<SubChannel>(*channel_, mine);
+    if (mine.front() == layout_.process) {
+      leaders_channel_ = std::make_unique<SubChannel>(*channel_, leaders);
+    }
+  }
+}
+
+Choice InterProcessGroup::choose(CollectiveKind kind, std::size_t bytes, bool commutative) const {
+  const int P = two_level() ? layout_.nodes() : layout_.processes();
+  switch (kind) {
+    case CollectiveKind::allreduce: {
+      Choice choice = choose_allreduce(P, bytes, commutative, options_.cost);
+      if (options_.allreduce != InterAlgorithm::automatic) {
+        choice.why = "forced by the team's options (the model said: " + choice.why + ")";
+        choice.algorithm = options_.allreduce;
+      }
+      return choice;
+    }
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::reduce_scatter_block: {
+      Choice choice = choose_reduce_scatter(layout_.processes(), bytes, commutative, options_.cost);
+      if (options_.reduce_scatter != InterAlgorithm::automatic) {
+        choice.why = "forced by the team's options (the model said: " + choice.why + ")";
+        choice.algorithm = options_.reduce_scatter;
+      }
+      return choice;
+    }
+    case CollectiveKind::scan:
+    case CollectiveKind::exscan: return choose_scan(layout_.processes(), bytes, commutative, options_.cost);
+    default: return choose_reduce(P, bytes, commutative, options_.cost);
+  }
+}
+
+std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, bool commutative) const {
+  std::ostringstream text;
+  const Choice choice = choose(kind, bytes, commutative);
+  text << to_string(kind) << " of " << bytes << " bytes per member over "
+       << layout_.processes() << " processes on " << layout_.nodes() << " node(s)";
+  if (two_level() && kind == CollectiveKind::allreduce) {
+    text << ": binomial inside each node, then " << to_string(choice.algorithm)
+         << " between the " << layout_.nodes() << " node leaders";
+  } else {
+    text << ": " << to_string(choice.algorithm);
+  }
+  text << " — " << choice.why;
+  return text.str();
+}
+
+}  // namespace hreduce::detail

@@ -1,0 +1,84 @@
+// What a team spanning several processes knows about them: how many members
+// each contributes, which node each sits on, and the channel between their
+// leaders (each process's member 0). The shared-memory engine calls
+// hybrid_execute (hybrid_execute.cpp) for such a team.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hreduce/detail/call.hpp"
+#include "src/algorithms/inter.hpp"
+#include "src/engine/process_group.hpp"
+#include "src/transport/channel.hpp"
+#include "src/transport/sub_channel.hpp"
+#include "src/transport/workspace.hpp"
+
+namespace hreduce::detail {
+
+struct ProcessLayout {
+  int process = 0;              // this process's index among the processes
+  std::vector<int> threads;     // members contributed by each process
+  std::vector<int> node_of;     // node index of each process (0-based, ordered)
+
+  int processes() const { return static_cast<int>(threads.size()); }
+  int first_rank(int process) const;  // team rank of that process's member 0
+  int total_members() const { return first_rank(processes()); }
+  int process_of(int team_rank) const;
+  int nodes() const;
+  // True when every node's processes are consecutive ranks (virtual nodes
+  // always are), so a node can reduce first without breaking rank order.
+  bool nodes_contiguous() const;
+};
+
+// Per-team overrides of the inter-process phase.
+struct InterOptions {
+  CostModel cost;
+  InterAlgorithm allreduce = InterAlgorithm::automatic;
+  InterAlgorithm reduce_scatter = InterAlgorithm::automatic;
+  // allreduce: reduce inside each node first, then between node leaders,
+  // then broadcast inside nodes, when the nodes allow it.
+  bool by_node = true;
+};
+
+class InterProcessGroup : public ProcessGroup {
+ public:
+  // `channel` connects all processes (participant = process index); the
+  // group owns it when `owned` is given.
+  InterProcessGroup(Channel& channel, ProcessLayout layout, InterOptions options,
+                    std::unique_ptr<Channel> owned = nullptr);
+
+  int processes() const override { return layout_.processes(); }
+  int members_here() const override { return layout_.threads[layout_.process]; }
+  int first_rank() const override { return layout_.first_rank(layout_.process); }
+  int total_members() const override { return layout_.total_members(); }
+  void execute(MemberState& me, const Call& call) override;
+
+  Channel& channel() { return *channel_; }
+  const ProcessLayout& layout() const { return layout_; }
+  const InterOptions& options() const { return options_; }
+
+  // The node level, when it applies: the processes of this node, and (on a
+  // node's first process only) the first processes of all nodes.
+  bool two_level() const { return node_channel_ != nullptr; }
+  Channel& node_channel() { return *node_channel_; }
+  Channel* node_leaders_channel() { return leaders_channel_.get(); }
+
+  // Which algorithm the leaders run for a call, and why (for people).
+  Choice choose(CollectiveKind kind, std::size_t bytes, bool commutative) const;
+  std::string explain(CollectiveKind kind, std::size_t bytes, bool commutative) const override;
+
+  Workspace workspace;                       // leader only
+  std::vector<std::size_t> process_counts;   // reduce_scatter, leader only
+
+ private:
+  Channel* channel_;
+  std::unique_ptr<Channel> owned_;
+  ProcessLayout layout_;
+  InterOptions options_;
+  std::unique_ptr<SubChannel> node_channel_;
+  std::unique_ptr<SubChannel> leaders_channel_;
+};
+
+}  // namespace hreduce::detail

@@ -1,0 +1,207 @@
+// Teams spanning several processes (in-memory channel): every collective ×
+// op family × size × in place, on uneven process layouts and node groupings,
+// against the sequential oracle over team ranks; plus the faults.
+#include <catch2/catch.hpp>
+#include <stdexcept>
+
+#include "tests/engine/families.hpp"
+#include "tests/engine/harness.hpp"
+#include "world.hpp"
+
+using namespace hreduce;
+using namespace hreduce::test;
+
+namespace {
+
+struct Layout {
+  const char* name;
+  std::vector<int> threads;
+  std::vector<int> node_of;
+};
+
+const std::vector<Layout>& layouts() {
+  static const std::vector<Layout> all = {
+      {"1 process", {2}, {}},
+      {"2 processes x 1", {1, 1}, {}},
+      {"3 uneven processes, one node", {1, 2, 3}, {0, 0, 0}},
+      {"4 processes, 2 virtual nodes", {2, 1, 2, 2}, {0, 0, 1, 1}},
+      {"5 uneven processes, nodes of 3 and 2", {3, 1, 2, 1, 3}, {0, 0, 0, 1, 1}},
+      {"5 processes, a node each", {1, 2, 1, 1, 2}, {0, 1, 2, 3, 4}},
+  };
+  return all;
+}
+
+template <class Fam>
+std::string check_world(World& world, const Fam& fam, Collective c, std::size_t n, bool in_place,
+                        int root) {
+  CollectiveCheck<Fam> check(fam, c, world.size(), n, in_place, root);
+  world.run([&](Member& m) { check.run(m, CollectiveOptions{}); });
+  return check.verify();
+}
+
+}  // namespace
+
+TEST_CASE("multi-process collectives match the sequential oracle", "[hybrid][conformance]") {
+  const Layout& layout = layouts()[GENERATE(range(0, 6))];
+  World world(layout.threads, layout.node_of);
+  INFO(layout.name << ", " << world.size() << " members");
+  for_each_family([&](const auto& fam) {
+    const bool subset = fam.name.find("sum") != std::string::npos ||
+                        fam.name.find("user") != std::string::npos ||
+                        fam.name.find("loc") != std::string::npos;
+    if (!subset) return;
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}}) {
+      for (Collective c : all_collectives()) {
+        for (bool in_place : {false, true}) {
+          for (int root : {0, world.size() - 1}) {
+            if (root != 0 && c != Collective::reduce) continue;
+            const std::string problem = check_world(world, fam, c, n, in_place, root);
+            if (!problem.empty()) {
+              FAIL_CHECK(fam.name << " " << name_of(c) << " n=" << n
+                                  << (in_place ? " in place" : "") << " root=" << root << ": "
+                                  << problem);
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("each inter-process allreduce algorithm gives the same answer", "[hybrid]") {
+  for (detail::InterAlgorithm algorithm :
+       {detail::InterAlgorithm::recursive_doubling, detail::InterAlgorithm::rabenseifner,
+        detail::InterAlgorithm::ring}) {
+    for (bool by_node : {false, true}) {
+      detail::InterOptions inter;
+      inter.allreduce = algorithm;
+      inter.by_node = by_node;
+      World world({2, 1, 1, 2, 1}, {0, 0, 1, 1, 2}, inter);
+      const auto sum = family<double>("double sum", op::sum, quarter);
+      const auto affine = family<Affine>("affine", affine_op, [](int m, std::size_t i) {
+        return Affine{static_cast<std::uint64_t>(small(m, i, 90)) * 2 + 1, static_cast<std::uint64_t>(m)};
+      });
+      for (std::size_t n : {1, 100, 5000}) {
+        INFO(to_string(algorithm) << (by_node ? " by node" : "") << " n=" << n);
+        CHECK(check_world(world, sum, Collective::allreduce, n, false, 0).empty());
+        CHECK(check_world(world, affine, Collective::allreduce, n, true, 0).empty());
+      }
+    }
+  }
+}
+
+namespace {
+
+template <class Fn>
+std::vector<std::string> errors_in(World& world, Fn&& fn) {
+  std::vector<std::string> messages(world.size());
+  world.run([&](Member& m) {
+    try {
+      fn(m);
+    } catch (const Error& e) {
+      messages[m.rank()] = e.what();
+    }
+  });
+  return messages;
+}
+
+void check_everyone(const std::vector<std::string>& messages, const std::vector<std::string>& parts) {
+  for (std::size_t r = 0; r < messages.size(); ++r) {
+    INFO("member " << r << ": " << messages[r]);
+    REQUIRE_FALSE(messages[r].empty());
+    for (const auto& part : parts) CHECK_THAT(messages[r], Catch::Contains(part));
+  }
+}
+
+void check_usable(World& world) {
+  const auto sum = family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 100); });
+  CHECK(check_world(world, sum, Collective::allreduce, 10, false, 0).empty());
+  CHECK(check_world(world, sum, Collective::scan, 10, false, 0).empty());
+}
+
+const auto throwing_sum = make_op<int>([](int a, int b) {
+  if (a == 13 || b == 13) throw std::runtime_error("boom: saw 13");
+  return a + b;
+});
+
+}  // namespace
+
+TEST_CASE("a user op that throws in one process fails the call everywhere", "[hybrid][negative]") {
+  World world({2, 3, 1}, {0, 0, 1});
+  const int culprit = GENERATE(0, 2, 5);  // a leader, a non-leader, the last process
+  for (auto collective : {Collective::allreduce, Collective::scan, Collective::reduce,
+                          Collective::reduce_scatter_block, Collective::exscan}) {
+    INFO(name_of(collective) << ", 13 on member " << culprit);
+    auto messages = errors_in(world, [&](Member& m) {
+      std::vector<int> in(6 * 4, 1), out(6 * 4, 0);
+      if (m.rank() == culprit) in[2] = 13;
+      switch (collective) {
+        case Collective::allreduce: m.allreduce(in.data(), out.data(), 4, throwing_sum); break;
+        case Collective::scan: m.scan(in.data(), out.data(), 4, throwing_sum); break;
+        case Collective::exscan: m.exscan(in.data(), out.data(), 4, throwing_sum); break;
+        case Collective::reduce: m.reduce(in.data(), out.data(), 4, throwing_sum, 3); break;
+        default: m.reduce_scatter_block(in.data(), out.data(), 4, throwing_sum); break;
+      }
+    });
+    if (collective == Collective::exscan && culprit == 5) {
+      // The last member's input takes part in no exclusive prefix.
+      for (const auto& e : messages) CHECK(e.empty());
+      continue;
+    }
+    check_everyone(messages, {"boom: saw 13"});
+    check_usable(world);
+  }
+}
+
+TEST_CASE("processes that disagree are reported everywhere", "[hybrid][negative]") {
+  World world({1, 2, 2});
+  SECTION("count") {
+    auto messages = errors_in(world, [](Member& m) {
+      std::vector<double> x(8, 1), y(8);
+      m.allreduce(x.data(), y.data(), m.rank() >= 3 ? 8 : 7, op::sum);
+    });
+    check_everyone(messages, {"processes disagree", "count 7", "count 8", "process 2"});
+  }
+  SECTION("collective") {
+    auto messages = errors_in(world, [](Member& m) {
+      double x = 1, y = 0;
+      if (m.rank() == 0) {
+        m.scan(&x, &y, 1, op::sum);
+      } else {
+        m.allreduce(&x, &y, 1, op::sum);
+      }
+    });
+    check_everyone(messages, {"processes disagree", "scan", "allreduce"});
+  }
+  SECTION("root out of range") {
+    auto messages = errors_in(world, [](Member& m) {
+      double x = 1, y = 0;
+      m.reduce(&x, &y, 1, op::sum, 5);
+    });
+    check_everyone(messages, {"root 5 is outside 0..4"});
+  }
+  SECTION("a bad pointer in one process") {
+    auto messages = errors_in(world, [](Member& m) {
+      std::vector<double> x(4, 1), y(4);
+      m.allreduce(m.rank() == 4 ? nullptr : x.data(), y.data(), 4, op::sum);
+    });
+    check_everyone(messages, {"process 2 failed", "in is a null pointer"});
+  }
+  check_usable(world);
+}
+
+TEST_CASE("team ranks follow process order, then thread order", "[hybrid]") {
+  World world({2, 1, 3});
+  CHECK(world.size() == 6);
+  std::vector<int> seen(6, -1);
+  world.run([&](Member& m) {
+    int r = m.rank(), gathered = 0;
+    m.exscan(&r, &gathered, 1, op::bor);  // touches every lower rank
+    seen[m.rank()] = m.size();
+  });
+  CHECK(seen == std::vector<int>(6, 6));
+  CHECK(world.team(2).local_size() == 3);
+  CHECK(world.team(2).member(0).rank() == 3);
+  CHECK(world.team(1).member(0).rank() == 2);
+  CHECK_THAT(world.team(0).explain("allreduce", 1 << 20), Catch::Contains("3 processes"));
+}
