@@ -119,8 +119,8 @@ void ring_allreduce(Channel& channel, void* buf, std::size_t n, const ErasedOp& 
 
 // Inclusive: out = x_0 ∘ … ∘ x_rank. Exclusive: out = x_0 ∘ … ∘ x_{rank-1}
 // for rank > 0, and member 0's out is left untouched. in == out works.
-void hypercube_scan(Channel& channel, const void* in, void* out, std::size_t n,
-                    const ErasedOp& op, bool exclusive, Workspace& workspace);
+void hypercube_scan(Channel& channel, const void* in, void* out, std::size_t n, const ErasedOp& op,
+                    bool exclusive, Workspace& workspace);
 
 // --- reduce_scatter ----------------------------------------------------------------
 
@@ -129,9 +129,8 @@ void hypercube_scan(Channel& channel, const void* in, void* out, std::size_t n,
 // works: the block lands at the start of out.
 //
 // Pairwise exchange, P-1 steps. COMMUTATIVE ONLY.
-void pairwise_reduce_scatter(Channel& channel, const void* in, void* out,
-                             const std::size_t* counts, const ErasedOp& op,
-                             Workspace& workspace);
+void pairwise_reduce_scatter(Channel& channel, const void* in, void* out, const std::size_t* counts,
+                             const ErasedOp& op, Workspace& workspace);
 // Binomial reduce of the whole vector to member 0, which sends each block to
 // its owner. Any op.
 void reduce_then_scatter(Channel& channel, const void* in, void* out, const std::size_t* counts,
@@ -152,8 +151,8 @@ struct PowerOfTwoFold {
 
 // The pre-step: even ranks below 2r send their buf to the odd rank above,
 // which combines it on the left (its temporary is `scratch`, n elements).
-PowerOfTwoFold fold_to_power_of_two(Channel& channel, void* buf, std::size_t n,
-                                    const ErasedOp& op, void* scratch, int tag);
+PowerOfTwoFold fold_to_power_of_two(Channel& channel, void* buf, std::size_t n, const ErasedOp& op,
+                                    void* scratch, int tag);
 // The post-step: odd ranks below 2r send the result down to the even rank.
 void unfold_from_power_of_two(Channel& channel, const PowerOfTwoFold& fold, void* buf,
                               std::size_t bytes, int tag);

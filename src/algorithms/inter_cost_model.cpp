@@ -37,9 +37,9 @@ std::string microseconds(double seconds) {
 
 std::string header(const char* collective, int P, std::size_t bytes, const CostModel& model) {
   char text[160];
-  std::snprintf(text, sizeof text, "%s of %zu B over %d participants (α = %g µs, β = %g ns/B): ",
-                collective, bytes, P, model.alpha_seconds * 1e6,
-                model.beta_seconds_per_byte * 1e9);
+  std::snprintf(text, sizeof text,
+                "%s of %zu B over %d participants (α = %g µs, β = %g ns/B): ", collective, bytes, P,
+                model.alpha_seconds * 1e6, model.beta_seconds_per_byte * 1e9);
   return text;
 }
 
@@ -99,8 +99,8 @@ Choice choose_allreduce(int P, std::size_t bytes, bool commutative, const CostMo
   std::string why = header("allreduce", P, bytes, model);
   for (std::size_t i = 0; i < std::size(candidates); ++i) {
     const Candidate& c = candidates[i];
-    why += (i > 0 ? ", " : "") + std::string(to_string(c.algorithm)) + ' ' +
-           microseconds(c.seconds);
+    why +=
+        (i > 0 ? ", " : "") + std::string(to_string(c.algorithm)) + ' ' + microseconds(c.seconds);
     if (!c.allowed) {
       why += " (not a candidate: needs a commutative op)";
       continue;
@@ -122,33 +122,31 @@ Choice choose_reduce_scatter(int P, std::size_t total_bytes, bool commutative,
   const double pairwise = (P - 1) * a + mb * (P - 1) / P;
   const double reduce_scatter = ceil_log2(P) * (a + mb) + (P - 1) * (a + mb / P);
   Choice choice;
-  choice.algorithm =
-      commutative ? InterAlgorithm::pairwise : InterAlgorithm::reduce_then_scatter;
-  choice.why = header("reduce_scatter", P, total_bytes, model) + "pairwise " +
-               microseconds(pairwise) +
-               (commutative ? "" : " (not a candidate: needs a commutative op)") +
-               ", reduce_then_scatter " + microseconds(reduce_scatter) + " -> " +
-               std::string(to_string(choice.algorithm)) +
-               (commutative ? " (commutative op)" : " (non-commutative op)");
+  choice.algorithm = commutative ? InterAlgorithm::pairwise : InterAlgorithm::reduce_then_scatter;
+  choice.why =
+      header("reduce_scatter", P, total_bytes, model) + "pairwise " + microseconds(pairwise) +
+      (commutative ? "" : " (not a candidate: needs a commutative op)") + ", reduce_then_scatter " +
+      microseconds(reduce_scatter) + " -> " + std::string(to_string(choice.algorithm)) +
+      (commutative ? " (commutative op)" : " (non-commutative op)");
   return choice;
 }
 
 Choice choose_reduce(int P, std::size_t bytes, bool /*commutative*/, const CostModel& model) {
   check_participants("choose_reduce", P);
-  const double t = ceil_log2(P) * (model.alpha_seconds +
-                                   static_cast<double>(bytes) * model.beta_seconds_per_byte);
-  return {InterAlgorithm::binomial,
-          header("reduce", P, bytes, model) + "binomial ⌈log2 P⌉(α + mβ) = " + microseconds(t) +
-              " (+ one α + mβ when the root is not 0) -> binomial"};
+  const double t = ceil_log2(P) *
+                   (model.alpha_seconds + static_cast<double>(bytes) * model.beta_seconds_per_byte);
+  return {InterAlgorithm::binomial, header("reduce", P, bytes, model) +
+                                        "binomial ⌈log2 P⌉(α + mβ) = " + microseconds(t) +
+                                        " (+ one α + mβ when the root is not 0) -> binomial"};
 }
 
 Choice choose_scan(int P, std::size_t bytes, bool /*commutative*/, const CostModel& model) {
   check_participants("choose_scan", P);
-  const double t = ceil_log2(P) * (model.alpha_seconds +
-                                   static_cast<double>(bytes) * model.beta_seconds_per_byte);
-  return {InterAlgorithm::hypercube,
-          header("scan", P, bytes, model) + "hypercube ⌈log2 P⌉(α + mβ) = " + microseconds(t) +
-              " -> hypercube"};
+  const double t = ceil_log2(P) *
+                   (model.alpha_seconds + static_cast<double>(bytes) * model.beta_seconds_per_byte);
+  return {InterAlgorithm::hypercube, header("scan", P, bytes, model) +
+                                         "hypercube ⌈log2 P⌉(α + mβ) = " + microseconds(t) +
+                                         " -> hypercube"};
 }
 
 }  // namespace hreduce::detail

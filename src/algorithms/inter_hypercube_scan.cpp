@@ -30,8 +30,8 @@
 
 namespace hreduce::detail::inter {
 
-void hypercube_scan(Channel& channel, const void* in, void* out, std::size_t n,
-                    const ErasedOp& op, bool exclusive, Workspace& workspace) {
+void hypercube_scan(Channel& channel, const void* in, void* out, std::size_t n, const ErasedOp& op,
+                    bool exclusive, Workspace& workspace) {
   const int P = channel.size();
   const int me = channel.rank();
   const std::size_t bytes = n * op.elem_size;

@@ -20,8 +20,8 @@
 
 namespace hreduce::detail::inter {
 
-PowerOfTwoFold fold_to_power_of_two(Channel& channel, void* buf, std::size_t n,
-                                    const ErasedOp& op, void* scratch, int tag) {
+PowerOfTwoFold fold_to_power_of_two(Channel& channel, void* buf, std::size_t n, const ErasedOp& op,
+                                    void* scratch, int tag) {
   const int P = channel.size();
   const int me = channel.rank();
   PowerOfTwoFold fold;

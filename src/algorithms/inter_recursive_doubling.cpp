@@ -27,8 +27,7 @@ void recursive_doubling_allreduce(Channel& channel, void* buf, std::size_t n, co
     for (int mask = 1; mask < fold.pow2; mask <<= 1, ++k) {
       const int partner_v = v ^ mask;
       const int partner = real_rank(fold, partner_v);
-      channel.sendrecv(partner, buf, bytes, partner, tmp, bytes,
-                       tags::recursive_doubling_step + k);
+      channel.sendrecv(partner, buf, bytes, partner, tmp, bytes, tags::recursive_doubling_step + k);
       if (n == 0) continue;
       if (partner_v < v) {
         op.apply(tmp, buf, buf, n);

@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include <mpi.h>
+
+#include "hreduce/mpi.hpp"
 #include "hreduce/team.hpp"
 #include "machine_options.hpp"
 #include "src/cli/commands.hpp"
@@ -42,15 +45,17 @@ double value(int member, std::size_t i) {
   return static_cast<double>(static_cast<long>((member * 31 + i * 17 + 5) % 17) - 8) * 0.25;
 }
 
+// This process's members' buffers, by local index (team rank - first).
 struct Buffers {
+  int first = 0;
   std::vector<std::vector<double>> in, out;
 };
 
 // One member's call; n is the element count per member (the block size m
 // for reduce_scatter_block, whose input is m·p).
 void call(Member& m, Kind kind, Buffers& b, std::size_t n) {
-  const double* in = b.in[m.rank()].data();
-  double* out = b.out[m.rank()].data();
+  const double* in = b.in[m.rank() - b.first].data();
+  double* out = b.out[m.rank() - b.first].data();
   switch (kind) {
     case Kind::reduce: m.reduce(in, out, n, op::sum, 0); break;
     case Kind::allreduce: m.allreduce(in, out, n, op::sum); break;
@@ -78,7 +83,7 @@ bool verify(Team& team, Kind kind, Buffers& b, std::size_t n) {
   for (auto& o : b.out) std::fill(o.begin(), o.end(), -1e300);
   team.run([&](Member& m) { call(m, kind, b, n); });
   const std::size_t block = n / p;
-  for (int r = 0; r < p; ++r) {
+  for (int r = b.first; r < b.first + team.local_size(); ++r) {
     const std::size_t len = kind == Kind::reduce_scatter_block ? block : n;
     if (kind == Kind::reduce && r != 0) continue;
     if (kind == Kind::exscan && r == 0) continue;
@@ -87,29 +92,40 @@ bool verify(Team& team, Kind kind, Buffers& b, std::size_t n) {
       const int last = kind == Kind::scan ? r : kind == Kind::exscan ? r - 1 : p - 1;
       double expected = 0;
       for (int q = 0; q <= last; ++q) expected += value(q, at);
-      if (b.out[r][i] != expected) return false;
+      if (b.out[r - b.first][i] != expected) return false;
     }
   }
   return true;
 }
 
+// Every process must take the same decisions below, so with MPI the
+// repetition's time is the slowest process's.
+double slowest(double seconds, bool mpi) {
+  if (!mpi) return seconds;
+  double max = 0;
+  MPI_Allreduce(&seconds, &max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return max;
+}
+
 double median_seconds_per_call(Team& team, Kind kind, Buffers& b, std::size_t n,
-                                double min_seconds) {
+                                double min_seconds, bool mpi) {
   using clock = std::chrono::steady_clock;
   int batch = 1;
   std::vector<double> samples;
   const auto start = clock::now();
-  while (samples.size() < 5 ||
-         (std::chrono::duration<double>(clock::now() - start).count() < min_seconds &&
-          samples.size() < 200)) {
+  auto elapsed = [&] {
+    return slowest(std::chrono::duration<double>(clock::now() - start).count(), mpi);
+  };
+  while (samples.size() < 5 || (elapsed() < min_seconds && samples.size() < 200)) {
     double seconds = 0;
     team.run([&](Member& m) {
       m.barrier();
       const auto t0 = clock::now();
       for (int i = 0; i < batch; ++i) call(m, kind, b, n);
       m.barrier();
-      if (m.rank() == 0) seconds = std::chrono::duration<double>(clock::now() - t0).count();
+      if (m.rank() == b.first) seconds = std::chrono::duration<double>(clock::now() - t0).count();
     });
+    seconds = slowest(seconds, mpi);
     // Grow the batch until one repetition is long enough to time well.
     if (seconds < 1e-3 && batch < (1 << 20)) {
       batch *= 2;
@@ -135,11 +151,34 @@ std::string human_bytes(std::size_t bytes) {
 
 }  // namespace
 
+// With --mpi: MPI is initialised here and finalised when the bench ends.
+struct MpiSession {
+  explicit MpiSession(bool wanted) : active(wanted) {
+    if (!active) return;
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  }
+  ~MpiSession() {
+    if (active) MPI_Finalize();
+  }
+  // True when every process says so.
+  bool everywhere(bool ok) const {
+    if (!active) return ok;
+    int mine = ok, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all != 0;
+  }
+  bool active;
+  int rank = 0;
+};
+
 int bench_command(const std::vector<std::string>& argv) {
   std::set<std::string> valued = machine_valued_options();
   valued.insert({"--max-bytes", "--min-time-ms", "--step", "--algorithm", "--tree",
                  "--tree-max-bytes", "--chunk-bytes"});
-  const Args args("hreduce bench", argv, {}, valued);
+  const Args args("hreduce bench", argv, {"--mpi"}, valued);
+  const MpiSession mpi(args.has("--mpi"));
   const MachineChoice choice = choose_machine("hreduce bench", args);
   const std::size_t max_bytes = static_cast<std::size_t>(args.get_int("--max-bytes", 16 << 20, 8));
   const double min_seconds = args.get_int("--min-time-ms", 150, 1) / 1000.0;
@@ -168,46 +207,57 @@ int bench_command(const std::vector<std::string>& argv) {
       args.get_int("--tree-max-bytes", static_cast<int>(options.collectives.tree_max_bytes), 0));
   options.collectives.chunk_bytes = static_cast<std::size_t>(
       args.get_int("--chunk-bytes", static_cast<int>(options.collectives.chunk_bytes), 8));
-  Team team(options);
+  if (mpi.active && !args.has("--members")) options.members = 1;
+  Team team = mpi.active ? make_mpi_team(MPI_COMM_WORLD, options.members, options)
+                         : Team(options);
   const int p = team.size();
+  const bool speaker = mpi.rank == 0;
+  auto say = [&](const char* format, auto... values) {
+    if (speaker) std::printf(format, values...);
+  };
 
-  std::printf("hreduce bench: %d members (%s placement) on %s; %d package(s), %d NUMA node(s), "
-              "%d core(s), %d PU(s); double sum\n",
-              p, std::string(to_string(options.placement)).c_str(),
-              team.topology().source().c_str(), team.topology().count(Level::package),
-              team.topology().count(Level::numa), team.topology().count(Level::core),
-              team.topology().pu_count());
-  std::printf("%-22s %14s %12s %10s %10s %8s\n", "collective", "bytes/member", "median us",
-              "GB/s", "algorithm", "check");
+  say("hreduce bench: %d members in %d process(es) (%s placement) on %s; %d package(s), "
+      "%d NUMA node(s), %d core(s), %d PU(s); double sum\n",
+      p, team.processes(), std::string(to_string(options.placement)).c_str(),
+      team.topology().source().c_str(), team.topology().count(Level::package),
+      team.topology().count(Level::numa), team.topology().count(Level::core),
+      team.topology().pu_count());
+  if (mpi.active) {
+    for (Kind kind : kKinds) {
+      say("  %s\n", team.explain(name_of(kind), max_bytes).c_str());
+    }
+  }
+  say("%-22s %14s %12s %10s %10s %8s\n", "collective", "bytes/member", "median us", "GB/s",
+      "algorithm", "check");
   bool all_ok = true;
   for (Kind kind : kKinds) {
     for (std::size_t bytes = 8; bytes <= max_bytes; bytes *= step) {
       std::size_t n = bytes / sizeof(double);
       if (kind == Kind::reduce_scatter_block) n = std::max<std::size_t>(n / p, 1) * p;
       Buffers b;
-      for (int r = 0; r < p; ++r) {
+      b.first = team.member(0).rank();
+      for (int r = b.first; r < b.first + team.local_size(); ++r) {
         b.in.emplace_back(n);
         for (std::size_t i = 0; i < n; ++i) b.in.back()[i] = value(r, i);
         b.out.emplace_back(n);
       }
-      const bool ok = verify(team, kind, b, n);
+      const bool ok = mpi.everywhere(verify(team, kind, b, n));
       all_ok &= ok;
-      const double seconds = median_seconds_per_call(team, kind, b, n, min_seconds);
+      const double seconds = median_seconds_per_call(team, kind, b, n, min_seconds, mpi.active);
       const Algorithm algorithm = options.collectives.algorithm;
       const bool tree = (kind == Kind::reduce || kind == Kind::allreduce) &&
                         (algorithm == Algorithm::tree ||
                          (algorithm == Algorithm::automatic &&
                           p >= options.collectives.tree_min_members &&
                           n * sizeof(double) <= options.collectives.tree_max_bytes));
-      std::printf("%-22s %14s %12.2f %10.2f %10s %8s\n", name_of(kind),
-                  human_bytes(n * sizeof(double)).c_str(), seconds * 1e6,
-                  moved_bytes(kind, p, n) / seconds / 1e9, tree ? "tree" : "sliced",
-                  ok ? "ok" : "WRONG");
+      say("%-22s %14s %12.2f %10.2f %10s %8s\n", name_of(kind),
+          human_bytes(n * sizeof(double)).c_str(), seconds * 1e6,
+          moved_bytes(kind, p, n) / seconds / 1e9, tree ? "tree" : "sliced", ok ? "ok" : "WRONG");
       std::fflush(stdout);
     }
   }
   if (!all_ok) {
-    std::fprintf(stderr, "hreduce bench: some results differ from the sequential oracle\n");
+    if (speaker) std::fprintf(stderr, "hreduce bench: some results differ from the sequential oracle\n");
     return 1;
   }
   return 0;

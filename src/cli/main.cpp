@@ -21,6 +21,8 @@ machine options (bench, topo):
   --levels LIST      grouping levels, outermost first, e.g. numa,l3,core
   --radix K          fan-in of the trees inside each group (default 2)
 bench options:
+  --mpi              a team over MPI_COMM_WORLD (run under mpirun); --members
+                     then counts threads per process (default 1)
   --max-bytes B      largest vector per member (default 16 MiB); sizes go 8 B, ×step, ...
   --step K           size factor between rows (default 8)
   --min-time-ms T    time spent per row at least (default 150)

@@ -53,8 +53,8 @@ std::size_t InMemoryFabric::pending() const {
 
 void InMemoryFabric::check_rank(const char* what, int caller, int peer) const {
   if (peer < 0 || peer >= size()) {
-    throw Error("InMemoryChannel: rank " + std::to_string(caller) + " cannot " + what +
-                " rank " + std::to_string(peer) + ", outside 0.." + std::to_string(size() - 1));
+    throw Error("InMemoryChannel: rank " + std::to_string(caller) + " cannot " + what + " rank " +
+                std::to_string(peer) + ", outside 0.." + std::to_string(size() - 1));
   }
 }
 
@@ -87,8 +87,8 @@ void InMemoryFabric::take(int from, int to, int tag, void* data, std::size_t byt
   if (message.size() != bytes) {
     throw Error("InMemoryChannel: rank " + std::to_string(to) + " posted a receive of " +
                 std::to_string(bytes) + " bytes from rank " + std::to_string(from) + " (tag " +
-                std::to_string(tag) + ") but the message has " +
-                std::to_string(message.size()) + " bytes");
+                std::to_string(tag) + ") but the message has " + std::to_string(message.size()) +
+                " bytes");
   }
   if (bytes > 0) std::memcpy(data, message.data(), bytes);
 }

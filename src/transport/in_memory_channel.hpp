@@ -39,8 +39,8 @@ class InMemoryChannel final : public Channel {
   void send(int to, const void* data, std::size_t bytes, int tag) override;
   void recv(int from, void* data, std::size_t bytes, int tag) override;
   // send, then recv: sends never block here, so this cannot deadlock.
-  void sendrecv(int to, const void* send_data, std::size_t send_bytes, int from,
-                void* recv_data, std::size_t recv_bytes, int tag) override;
+  void sendrecv(int to, const void* send_data, std::size_t send_bytes, int from, void* recv_data,
+                std::size_t recv_bytes, int tag) override;
 
  private:
   friend class InMemoryFabric;
@@ -54,8 +54,7 @@ class InMemoryFabric {
  public:
   // P participants, 0..P-1. A receive that waits longer than `recv_timeout`
   // throws Error.
-  explicit InMemoryFabric(int P,
-                          std::chrono::milliseconds recv_timeout = std::chrono::minutes(1));
+  explicit InMemoryFabric(int P, std::chrono::milliseconds recv_timeout = std::chrono::minutes(1));
   InMemoryFabric(const InMemoryFabric&) = delete;
   InMemoryFabric& operator=(const InMemoryFabric&) = delete;
 

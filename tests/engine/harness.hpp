@@ -54,6 +54,11 @@ class CollectiveCheck {
  public:
   using T = typename Fam::value_type;
 
+  // Member r's output after the call.
+  const std::vector<T>& output(int r) const { return out_[r]; }
+  std::size_t block() const { return block_; }
+  const std::vector<std::size_t>& counts() const { return counts_; }
+
   CollectiveCheck(const Fam& fam, Collective collective, int p, std::size_t n, bool in_place,
                   int root)
       : fam_(fam), c_(collective), p_(p), n_(n), in_place_(in_place), root_(root) {
@@ -101,9 +106,10 @@ class CollectiveCheck {
   }
 
   // Empty when every member got what SPEC.md says; else the first problem.
-  std::string verify() const {
+  // A process of a multi-process team checks its own members [first, last).
+  std::string verify(int first = 0, int last = -1) const {
     const std::vector<T>& total = prefix_[p_ - 1];
-    for (int r = 0; r < p_; ++r) {
+    for (int r = first; r < (last < 0 ? p_ : last); ++r) {
       std::string problem;
       switch (c_) {
         case Collective::reduce:

@@ -35,9 +35,10 @@ TEST_CASE("allreduce: short vectors take recursive doubling, long ones split the
   CHECK(choose_allreduce(6, 64 * MiB, false, model).algorithm == InterAlgorithm::rabenseifner);
 }
 
-TEST_CASE("allreduce: the choice is the cheapest allowed formula, never the ring for a "
-          "non-commutative op",
-          "[inter][cost_model]") {
+TEST_CASE(
+    "allreduce: the choice is the cheapest allowed formula, never the ring for a "
+    "non-commutative op",
+    "[inter][cost_model]") {
   const CostModel model{3e-6, 1e-10};
   for (int P = 1; P <= 70; ++P) {
     for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, KiB, 64 * KiB, MiB, 256 * MiB}) {
@@ -82,8 +83,7 @@ TEST_CASE("one participant and nothing to send work", "[inter][cost_model]") {
   const auto choice = choose_allreduce(1, 1 * MiB, true, model);
   CHECK(choice.algorithm == InterAlgorithm::recursive_doubling);  // 0 µs, ties go first
   CHECK_THAT(choice.why, Catch::Contains("0.000 µs"));
-  CHECK(choose_reduce_scatter(1, 0, false, model).algorithm ==
-        InterAlgorithm::reduce_then_scatter);
+  CHECK(choose_reduce_scatter(1, 0, false, model).algorithm == InterAlgorithm::reduce_then_scatter);
   CHECK(choose_reduce(1, 0, true, model).algorithm == InterAlgorithm::binomial);
   CHECK(choose_scan(1, 8, true, model).algorithm == InterAlgorithm::hypercube);
   CHECK_THROWS_WITH(choose_allreduce(0, 8, true, model),

@@ -3,9 +3,14 @@
 //    bits) is bitwise identical on every participant and from run to run;
 //    reduce, scan and reduce_scatter are identical run to run;
 //  - every algorithm called back to back on one fabric, with no
-//    synchronisation between them, never takes another's messages.
+//    synchronisation between them, never takes another's messages, and no
+//    two algorithms share a tag.
 #include <cmath>
+#include <functional>
+#include <map>
 #include <random>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -63,10 +68,10 @@ TEST_CASE("allreduce of random doubles is bitwise identical everywhere and run t
           "[inter][allreduce][determinism]") {
   const int P = GENERATE(from_range(determinism_counts()));
   const std::size_t n = GENERATE(as<std::size_t>{}, 1, 7, 1000, 10007);
-  const auto algorithm = GENERATE(
-      std::make_pair("recursive_doubling_allreduce", &inter::recursive_doubling_allreduce),
-      std::make_pair("rabenseifner_allreduce", &inter::rabenseifner_allreduce),
-      std::make_pair("ring_allreduce", &inter::ring_allreduce));
+  const auto algorithm =
+      GENERATE(std::make_pair("recursive_doubling_allreduce", &inter::recursive_doubling_allreduce),
+               std::make_pair("rabenseifner_allreduce", &inter::rabenseifner_allreduce),
+               std::make_pair("ring_allreduce", &inter::ring_allreduce));
   INFO(algorithm.first << ", P = " << P << ", n = " << n);
   const auto x = random_inputs(P, n, 1000003u * static_cast<std::uint64_t>(P) + n);
 
@@ -150,4 +155,109 @@ TEST_CASE("algorithms called back to back on one fabric keep their messages apar
   InMemoryFabric fabric(P);
   check_every_algorithm(fabric, n, quick() ? 2 : 3, [](int, int) {});
   REQUIRE(fabric.pending() == 0);
+}
+
+namespace {
+
+// Passes everything through to another channel, noting the tags used.
+class TagRecorder final : public Channel {
+ public:
+  explicit TagRecorder(Channel& inner) : inner_(inner) {}
+  int size() const override { return inner_.size(); }
+  int rank() const override { return inner_.rank(); }
+  void send(int to, const void* data, std::size_t bytes, int tag) override {
+    tags.insert(tag);
+    inner_.send(to, data, bytes, tag);
+  }
+  void recv(int from, void* data, std::size_t bytes, int tag) override {
+    tags.insert(tag);
+    inner_.recv(from, data, bytes, tag);
+  }
+  void sendrecv(int to, const void* send_data, std::size_t send_bytes, int from, void* recv_data,
+                std::size_t recv_bytes, int tag) override {
+    tags.insert(tag);
+    inner_.sendrecv(to, send_data, send_bytes, from, recv_data, recv_bytes, tag);
+  }
+
+  std::set<int> tags;
+
+ private:
+  Channel& inner_;
+};
+
+}  // namespace
+
+TEST_CASE("each algorithm sends with tags of its own", "[inter][tags]") {
+  // 6 is not a power of two, so the fold and unfold steps run too.
+  const int P = GENERATE(6, 16);
+  const std::size_t n = 10;
+  const ErasedOp op = DoubleSum::erased();
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(P), n);
+  const Schedule knomial = schedules::knomial(P, 3);
+  using Run = std::function<void(Channel&, std::vector<double>&, Workspace&)>;
+  const std::vector<std::pair<std::string, Run>> algorithms = {
+      {"binomial_reduce",
+       [&](Channel& c, std::vector<double>& b, Workspace& w) {
+         inter::binomial_reduce(c, b.data(), n, op, 0, w);
+         inter::binomial_reduce(c, b.data(), n, op, P - 1, w);
+       }},
+      {"binomial_broadcast",
+       [&](Channel& c, std::vector<double>& b, Workspace&) {
+         inter::binomial_broadcast(c, b.data(), n * sizeof(double), 1);
+       }},
+      {"recursive_doubling_allreduce",
+       [&](Channel& c, std::vector<double>& b, Workspace& w) {
+         inter::recursive_doubling_allreduce(c, b.data(), n, op, w);
+       }},
+      {"rabenseifner_allreduce",
+       [&](Channel& c, std::vector<double>& b, Workspace& w) {
+         inter::rabenseifner_allreduce(c, b.data(), n, op, w);
+       }},
+      {"ring_allreduce", [&](Channel& c, std::vector<double>& b,
+                             Workspace& w) { inter::ring_allreduce(c, b.data(), n, op, w); }},
+      {"hypercube_scan",
+       [&](Channel& c, std::vector<double>& b, Workspace& w) {
+         inter::hypercube_scan(c, b.data(), b.data(), n, op, false, w);
+         inter::hypercube_scan(c, b.data(), b.data(), n, op, true, w);
+       }},
+      {"pairwise_reduce_scatter",
+       [&](Channel& c, std::vector<double>& b, Workspace& w) {
+         inter::pairwise_reduce_scatter(c, b.data(), b.data(), counts.data(), op, w);
+       }},
+      {"reduce_then_scatter",
+       [&](Channel& c, std::vector<double>& b, Workspace& w) {
+         inter::reduce_then_scatter(c, b.data(), b.data(), counts.data(), op, w);
+       }},
+      {"execute_schedule",
+       [&](Channel& c, std::vector<double>& b, Workspace& w) {
+         inter::execute_schedule(c, knomial, b.data(), n, op, w, inter::tags::first_free);
+       }},
+  };
+  std::map<std::string, std::set<int>> used;
+  for (const auto& [name, run] : algorithms) {
+    InMemoryFabric fabric(P);
+    std::vector<std::set<int>> per_participant(static_cast<std::size_t>(P));
+    run_participants(fabric, [&](Channel& channel, int r) {
+      TagRecorder recorder(channel);
+      Workspace workspace;
+      std::vector<double> buf(n * static_cast<std::size_t>(P), 1.0);
+      run(recorder, buf, workspace);
+      per_participant[r] = recorder.tags;
+    });
+    for (const auto& tags : per_participant) used[name].insert(tags.begin(), tags.end());
+  }
+  for (const auto& [name, tags] : used) {
+    INFO(name << " uses " << tags.size() << " tags");
+    REQUIRE_FALSE(tags.empty());
+    REQUIRE(*tags.begin() >= 0);
+    REQUIRE(*tags.rbegin() < 32767);  // the least MPI_TAG_UB
+    for (const auto& [other, other_tags] : used) {
+      if (other == name) continue;
+      for (int tag : tags) {
+        INFO("tag " << tag << " is also used by " << other);
+        REQUIRE(other_tags.count(tag) == 0);
+      }
+    }
+  }
+  CHECK(used["execute_schedule"] == std::set<int>{inter::tags::first_free});
 }

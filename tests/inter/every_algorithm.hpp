@@ -102,12 +102,10 @@ void check_every_algorithm(Fabric& fabric, std::size_t n, int rounds, Hook betwe
       inter::hypercube_scan(channel, b.data(), b.data(), n, int_op, true, workspace);
       if (r > 0) keep(out[6][r], b, n);
       b = ints_whole.x[r];
-      inter::pairwise_reduce_scatter(channel, b.data(), b.data(), counts.data(), int_op,
-                                     workspace);
+      inter::pairwise_reduce_scatter(channel, b.data(), b.data(), counts.data(), int_op, workspace);
       keep(out[7][r], b, counts[r]);
       a = affine_whole.x[r];
-      inter::reduce_then_scatter(channel, a.data(), a.data(), counts.data(), affine_op,
-                                 workspace);
+      inter::reduce_then_scatter(channel, a.data(), a.data(), counts.data(), affine_op, workspace);
       keep(out[8][r], a, counts[r]);
       shake();
       a = affine.x[r];

@@ -150,7 +150,7 @@ inline std::vector<std::size_t> block_counts(int P, std::size_t n, bool uneven) 
   std::vector<std::size_t> counts(static_cast<std::size_t>(P));
   const std::size_t base = n / static_cast<std::size_t>(P);
   for (int r = 0; r < P; ++r) {
-    counts[r] = !uneven ? base + (n % static_cast<std::size_t>(P) != 0 ? 1 : 0)
+    counts[r] = !uneven      ? base + (n % static_cast<std::size_t>(P) != 0 ? 1 : 0)
                 : r % 3 == 1 ? 0
                              : base + static_cast<std::size_t>(r % 2) * (n % 5);
   }

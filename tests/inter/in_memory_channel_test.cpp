@@ -61,7 +61,8 @@ TEST_CASE("in-memory channel: sendrecv with a partner, and empty messages", "[in
   CHECK(fabric.pending() == 0);
 }
 
-TEST_CASE("in-memory channel: errors name the sizes, ranks and tags", "[inter][channel][negative]") {
+TEST_CASE("in-memory channel: errors name the sizes, ranks and tags",
+          "[inter][channel][negative]") {
   InMemoryFabric fabric(2, std::chrono::milliseconds(50));
   const double x[2] = {1, 2};
   fabric.endpoint(0).send(1, x, sizeof x, 4);

@@ -55,8 +55,8 @@ class RendezvousFabric {
     void recv(int from, void* data, std::size_t bytes, int tag) override {
       fabric_.take(from, rank_, data, bytes, tag);
     }
-    void sendrecv(int to, const void* send_data, std::size_t send_bytes, int from,
-                  void* recv_data, std::size_t recv_bytes, int tag) override {
+    void sendrecv(int to, const void* send_data, std::size_t send_bytes, int from, void* recv_data,
+                  std::size_t recv_bytes, int tag) override {
       fabric_.post(rank_, to, send_data, send_bytes, tag);
       fabric_.take(from, rank_, recv_data, recv_bytes, tag);
       fabric_.wait_taken(rank_, to);
@@ -92,20 +92,22 @@ class RendezvousFabric {
   void wait_taken(int from, int to) {
     std::unique_lock<std::mutex> lock(mutex_);
     Offer& o = offer(from, to);
-    wait(lock, [&] { return o.taken; }, "send", from, to);
+    wait(
+        lock, [&] { return o.taken; }, "send", from, to);
     o = Offer{};
   }
 
   void take(int from, int to, void* data, std::size_t bytes, int tag) {
     std::unique_lock<std::mutex> lock(mutex_);
     Offer& o = offer(from, to);
-    wait(lock, [&] { return o.posted && !o.taken; }, "recv", from, to);
+    wait(
+        lock, [&] { return o.posted && !o.taken; }, "recv", from, to);
     if (o.tag != tag) {
       // The sender is blocked on a message this receiver only takes later:
       // with synchronous sends, that is a deadlock.
-      fail("rank " + std::to_string(to) + " waits for tag " + std::to_string(tag) +
-           " from rank " + std::to_string(from) + ", which is blocked sending tag " +
-           std::to_string(o.tag) + ": deadlock with synchronous sends");
+      fail("rank " + std::to_string(to) + " waits for tag " + std::to_string(tag) + " from rank " +
+           std::to_string(from) + ", which is blocked sending tag " + std::to_string(o.tag) +
+           ": deadlock with synchronous sends");
     }
     if (o.bytes != bytes) {
       fail("rank " + std::to_string(to) + " receives " + std::to_string(bytes) +

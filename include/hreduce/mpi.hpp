@@ -1,0 +1,51 @@
+// Teams that span the processes of an MPI communicator: each process
+// contributes its threads, and every collective runs as a shared-memory
+// phase inside each process plus a phase between processes over MPI
+// point-to-point messages (never MPI's own collectives).
+//
+//   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+//   hreduce::Team team = hreduce::make_mpi_team(MPI_COMM_WORLD, /*threads=*/4);
+//   team.run([&](hreduce::Member& m) { m.allreduce(in, out, n, hreduce::op::sum); });
+//
+// Team ranks run over processes in communicator rank order, then threads:
+// process 0's members are ranks 0..t0-1, process 1's follow, and so on.
+// Processes may contribute different thread counts.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "hreduce/team.hpp"
+
+namespace hreduce {
+
+struct MpiTeamOptions {
+  // Processes per node. 0: real nodes, found with
+  // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). k > 0: "virtual nodes" of k
+  // consecutive ranks, to test multi-node logic on one machine. The
+  // environment variable HREDUCE_PROCS_PER_NODE, when set, overrides this.
+  int procs_per_node = 0;
+  // The α–β cost model that picks the inter-process algorithm: start-up
+  // seconds per message and seconds per byte.
+  double alpha_seconds = 2e-6;
+  double beta_seconds_per_byte = 2e-10;
+  // Force an inter-process algorithm: "automatic" (default), or for
+  // allreduce "recursive_doubling", "rabenseifner", "ring"; for
+  // reduce_scatter "pairwise", "reduce_then_scatter".
+  std::string allreduce = "automatic";
+  std::string reduce_scatter = "automatic";
+  // allreduce: reduce inside each node, then between node leaders, then
+  // broadcast inside each node (when every node's ranks are consecutive).
+  bool by_node = true;
+};
+
+// Collective over `comm`: every process calls it with its own thread count
+// (>= 1). `options.members` is ignored (threads is used). Requires MPI to be
+// initialised with at least MPI_THREAD_SERIALIZED, because the runtime calls
+// MPI from whichever thread runs the process's member 0 (under Team::run, a
+// worker thread), one call at a time; a lower level is refused with Error.
+Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options = {},
+                   const MpiTeamOptions& mpi = {});
+
+}  // namespace hreduce

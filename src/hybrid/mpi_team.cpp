@@ -1,0 +1,131 @@
+// make_mpi_team: discovers the processes' thread counts and nodes with
+// point-to-point messages and builds the team's process group.
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "hreduce/error.hpp"
+#include "hreduce/mpi.hpp"
+#include "src/hybrid/process_group.hpp"
+#include "src/transport/mpi_channel.hpp"
+
+namespace hreduce {
+namespace {
+
+const char* level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+// Every process's `value`, in rank order: sent to rank 0, which broadcasts
+// the list (construction only, so plainness beats speed).
+std::vector<int> allgather(detail::Channel& channel, int value) {
+  const int P = channel.size();
+  std::vector<int> all(P);
+  if (channel.rank() == 0) {
+    all[0] = value;
+    for (int p = 1; p < P; ++p) channel.recv(p, &all[p], sizeof(int), 7);
+  } else {
+    channel.send(0, &value, sizeof(int), 7);
+  }
+  detail::inter::binomial_broadcast(channel, all.data(), P * sizeof(int), 0);
+  return all;
+}
+
+int procs_per_node(const MpiTeamOptions& mpi) {
+  const char* text = std::getenv("HREDUCE_PROCS_PER_NODE");
+  if (text == nullptr || *text == '\0') return mpi.procs_per_node;
+  char* end = nullptr;
+  const long k = std::strtol(text, &end, 10);
+  if (*end != '\0' || k < 0) {
+    throw Error(std::string("make_mpi_team: HREDUCE_PROCS_PER_NODE must be a number >= 0, got '") +
+                text + "'");
+  }
+  return static_cast<int>(k);
+}
+
+// Node index of every process: virtual nodes of k consecutive ranks, or the
+// shared-memory domains MPI reports, numbered in order of their lowest rank.
+std::vector<int> discover_nodes(detail::MpiChannel& channel, int k) {
+  const int P = channel.size();
+  std::vector<int> node_of(P);
+  if (k > 0) {
+    for (int p = 0; p < P; ++p) node_of[p] = p / k;
+    return node_of;
+  }
+  MPI_Comm node_comm;
+  detail::check_mpi(MPI_Comm_split_type(channel.comm(), MPI_COMM_TYPE_SHARED, channel.rank(),
+                                        MPI_INFO_NULL, &node_comm),
+                    "MPI_Comm_split_type");
+  MPI_Group node_group, world_group;
+  MPI_Comm_group(node_comm, &node_group);
+  MPI_Comm_group(channel.comm(), &world_group);
+  const int zero = 0;
+  int lowest = 0;
+  detail::check_mpi(MPI_Group_translate_ranks(node_group, 1, &zero, world_group, &lowest),
+                    "MPI_Group_translate_ranks");
+  MPI_Group_free(&node_group);
+  MPI_Group_free(&world_group);
+  MPI_Comm_free(&node_comm);
+  const std::vector<int> lowest_of = allgather(channel, lowest);
+  std::vector<int> leaders;
+  for (int p = 0; p < P; ++p) {
+    if (lowest_of[p] == p) leaders.push_back(p);
+  }
+  for (int p = 0; p < P; ++p) {
+    node_of[p] = static_cast<int>(std::find(leaders.begin(), leaders.end(), lowest_of[p]) - leaders.begin());
+  }
+  return node_of;
+}
+
+detail::InterAlgorithm algorithm_named(const std::string& name, const char* what) {
+  auto parsed = detail::parse_inter_algorithm(name);
+  if (!parsed) {
+    throw Error(std::string("make_mpi_team: unknown ") + what + " algorithm '" + name + "'");
+  }
+  return *parsed;
+}
+
+}  // namespace
+
+Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTeamOptions& mpi) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) throw Error("make_mpi_team: MPI is not initialised");
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level < MPI_THREAD_SERIALIZED) {
+    throw Error(std::string("make_mpi_team: MPI runs at thread level ") + level_name(level) +
+                ", but hreduce calls MPI from the thread that runs each process's member 0 (a "
+                "worker thread under Team::run), one call at a time; initialise MPI with "
+                "MPI_Init_thread(..., MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE, ...)");
+  }
+  auto channel = std::make_unique<detail::MpiChannel>(comm);
+  // Every process learns every thread count, and all refuse a bad one
+  // together instead of leaving the others waiting.
+  const std::vector<int> counts = allgather(*channel, threads);
+  for (int p = 0; p < channel->size(); ++p) {
+    if (counts[p] < 1) {
+      throw Error("make_mpi_team: process " + std::to_string(p) + " contributes " +
+                  std::to_string(counts[p]) + " threads; each process needs at least 1");
+    }
+  }
+  detail::ProcessLayout layout{channel->rank(), counts, discover_nodes(*channel, procs_per_node(mpi))};
+  detail::InterOptions inter;
+  inter.cost = {mpi.alpha_seconds, mpi.beta_seconds_per_byte};
+  inter.allreduce = algorithm_named(mpi.allreduce, "allreduce");
+  inter.reduce_scatter = algorithm_named(mpi.reduce_scatter, "reduce_scatter");
+  inter.by_node = mpi.by_node;
+  detail::Channel& endpoint = *channel;
+  auto group = std::make_unique<detail::InterProcessGroup>(endpoint, std::move(layout), inter,
+                                                           std::move(channel));
+  options.members = threads;
+  return Team(std::move(options), std::move(group));
+}
+
+}  // namespace hreduce

@@ -1,0 +1,42 @@
+// The Channel over MPI point-to-point messages (Send, Recv, Sendrecv) on a
+// private duplicate of the application's communicator, so the runtime's
+// messages can never match the application's. MPI errors come back as
+// hreduce::Error carrying MPI's own error string.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "src/transport/channel.hpp"
+
+namespace hreduce::detail {
+
+class MpiChannel final : public Channel {
+ public:
+  // Duplicates `comm` (collective over it) and sets MPI_ERRORS_RETURN on
+  // the duplicate.
+  explicit MpiChannel(MPI_Comm comm);
+  ~MpiChannel() override;
+  MpiChannel(const MpiChannel&) = delete;
+  MpiChannel& operator=(const MpiChannel&) = delete;
+
+  int size() const override { return size_; }
+  int rank() const override { return rank_; }
+  void send(int to, const void* data, std::size_t bytes, int tag) override;
+  void recv(int from, void* data, std::size_t bytes, int tag) override;
+  void sendrecv(int to, const void* send_data, std::size_t send_bytes, int from, void* recv_data,
+                std::size_t recv_bytes, int tag) override;
+
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// Throws Error("<what>: <MPI's error string>") unless rc is MPI_SUCCESS.
+void check_mpi(int rc, const std::string& what);
+
+}  // namespace hreduce::detail

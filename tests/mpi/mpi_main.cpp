@@ -1,0 +1,16 @@
+// Catch2 main for tests run under mpirun: MPI at MPI_THREAD_SERIALIZED
+// around the session; the exit status is the worst over all ranks, so one
+// failing rank fails the test.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <mpi.h>
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  const int failures = Catch::Session().run(argc, argv);
+  int worst = 0;
+  MPI_Allreduce(&failures, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst > 0 ? 1 : 0;
+}

@@ -1,0 +1,260 @@
+// Teams across the processes of MPI_COMM_WORLD (run by run_mpi.sh under
+// mpirun with HREDUCE_PROCS_PER_NODE set): every collective against the
+// sequential oracle over team ranks, against MPI's own collectives for
+// integer ops, bitwise agreement across processes, and the faults.
+#include <catch2/catch.hpp>
+#include <mpi.h>
+
+#include <cstring>
+#include <random>
+#include <stdexcept>
+
+#include "hreduce/mpi.hpp"
+#include "src/transport/mpi_channel.hpp"
+#include "tests/engine/families.hpp"
+#include "tests/engine/harness.hpp"
+
+using namespace hreduce;
+using namespace hreduce::test;
+
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  return p;
+}
+
+// Threads per process: the same count everywhere, or uneven (1, 2, 3, 1, …).
+int threads_for(int setting) { return setting > 0 ? setting : world_rank() % 3 + 1; }
+
+Team make_team(int setting) {
+  TeamOptions options;
+  options.topology = Topology::synthetic("pack:1 core:2 pu:2");
+  return make_mpi_team(MPI_COMM_WORLD, threads_for(setting), options);
+}
+
+// Every rank's verdict: true only if all agree it passed.
+bool everywhere(bool ok) {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+template <class Fam>
+std::string check(Team& team, const Fam& fam, Collective c, std::size_t n, bool in_place, int root) {
+  CollectiveCheck<Fam> check(fam, c, team.size(), n, in_place, root);
+  team.run([&](Member& m) { check.run(m, CollectiveOptions{}); });
+  const int first = team.member(0).rank();
+  return check.verify(first, first + team.local_size());
+}
+
+}  // namespace
+
+TEST_CASE("MPI teams match the sequential oracle", "[mpi][conformance]") {
+  const int setting = GENERATE(1, 2, 3, 0);  // 0: uneven thread counts
+  Team team = make_team(setting);
+  INFO(world_size() << " processes, threads setting " << setting << ", " << team.size()
+                    << " members");
+  for_each_family([&](const auto& fam) {
+    const bool subset = fam.name.find("sum") != std::string::npos ||
+                        fam.name.find("user Affine (") != std::string::npos ||
+                        fam.name.find("minloc") != std::string::npos;
+    if (!subset) return;
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}}) {
+      for (Collective c : all_collectives()) {
+        for (bool in_place : {false, true}) {
+          const int root = c == Collective::reduce && n == 7 ? team.size() - 1 : 0;
+          const std::string problem = check(team, fam, c, n, in_place, root);
+          if (!everywhere(problem.empty())) {
+            FAIL_CHECK(fam.name << " " << name_of(c) << " n=" << n << (in_place ? " in place" : "")
+                                << ": " << (problem.empty() ? "fine here, wrong elsewhere" : problem));
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("integer results equal MPI's own collectives", "[mpi]") {
+  const int setting = GENERATE(1, 0);
+  Team team = make_team(setting);
+  const int P = world_size(), me = world_rank();
+  const int first = team.member(0).rank(), here = team.local_size();
+  const std::size_t n = 257;
+  auto input = [](int member, std::size_t i) {
+    return static_cast<long long>((member * 1000003LL + static_cast<long long>(i) * 7919) % 100000) - 50000;
+  };
+  // This process's contribution on a flat communicator of processes: its
+  // members' inputs combined in rank order.
+  std::vector<long long> mine(n, 0);
+  for (int t = 0; t < here; ++t) {
+    for (std::size_t i = 0; i < n; ++i) mine[i] += input(first + t, i);
+  }
+  std::vector<std::vector<long long>> in(here, std::vector<long long>(n)), all = in, pre = in, ex = in;
+  for (int t = 0; t < here; ++t) {
+    for (std::size_t i = 0; i < n; ++i) in[t][i] = input(first + t, i);
+  }
+  team.run([&](Member& m) {
+    const int t = m.rank() - first;
+    m.allreduce(in[t].data(), all[t].data(), n, op::sum);
+    m.scan(in[t].data(), pre[t].data(), n, op::sum);
+    m.exscan(in[t].data(), ex[t].data(), n, op::sum);
+  });
+  std::vector<long long> mpi_all(n), mpi_ex(n, 0);
+  MPI_Allreduce(mine.data(), mpi_all.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Exscan(mine.data(), mpi_ex.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (me == 0) std::fill(mpi_ex.begin(), mpi_ex.end(), 0);
+  bool ok = true;
+  std::vector<long long> running = mpi_ex;  // lower processes, then this one's members
+  for (int t = 0; t < here; ++t) {
+    ok &= all[t] == mpi_all;
+    if (first + t > 0) ok &= ex[t] == running;
+    for (std::size_t i = 0; i < n; ++i) running[i] += in[t][i];
+    ok &= pre[t] == running;
+  }
+  // reduce_scatter: this process's members' blocks, in order, are its block
+  // of MPI_Reduce_scatter over processes.
+  std::vector<int> member_counts(team.size()), process_counts(P, 0);
+  for (int r = 0; r < team.size(); ++r) member_counts[r] = (r * 5 + 3) % 11;
+  std::vector<std::size_t> counts(member_counts.begin(), member_counts.end());
+  {
+    std::vector<int> threads(P);
+    const int t_here = here;
+    MPI_Allgather(&t_here, 1, MPI_INT, threads.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int r = 0;
+    for (int p = 0; p < P; ++p) {
+      for (int t = 0; t < threads[p]; ++t) process_counts[p] += member_counts[r++];
+    }
+  }
+  std::size_t whole = 0;
+  for (std::size_t c : counts) whole += c;
+  std::vector<std::vector<long long>> rs_in(here, std::vector<long long>(whole)), rs_out(here, std::vector<long long>(whole));
+  std::vector<long long> flat_in(whole, 0);
+  for (int t = 0; t < here; ++t) {
+    for (std::size_t i = 0; i < whole; ++i) flat_in[i] += (rs_in[t][i] = input(first + t, i));
+  }
+  team.run([&](Member& m) {
+    const int t = m.rank() - first;
+    m.reduce_scatter(rs_in[t].data(), rs_out[t].data(), std::span<const std::size_t>(counts), op::sum);
+  });
+  std::vector<long long> mpi_block(std::max(process_counts[me], 1));
+  MPI_Reduce_scatter(flat_in.data(), mpi_block.data(), process_counts.data(), MPI_LONG_LONG, MPI_SUM,
+                     MPI_COMM_WORLD);
+  std::size_t at = 0;
+  for (int t = 0; t < here; ++t) {
+    for (std::size_t i = 0; i < counts[first + t]; ++i) ok &= rs_out[t][i] == mpi_block[at++];
+  }
+  // reduce to the last member equals MPI_Reduce to the last process.
+  std::vector<long long> mpi_reduced(n), reduced(n, 0);
+  MPI_Reduce(mine.data(), mpi_reduced.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, P - 1, MPI_COMM_WORLD);
+  team.run([&](Member& m) {
+    m.reduce(in[m.rank() - first].data(), reduced.data(), n, op::sum, m.size() - 1);
+  });
+  if (me == P - 1) ok &= reduced == mpi_reduced;
+  CHECK(everywhere(ok));
+}
+
+TEST_CASE("allreduce of doubles is bitwise identical on every member of every process", "[mpi][determinism]") {
+  Team team = make_team(0);
+  const int first = team.member(0).rank(), here = team.local_size();
+  const std::size_t n = 20000;
+  std::vector<std::vector<double>> in(here, std::vector<double>(n)), out = in;
+  for (int t = 0; t < here; ++t) {
+    std::mt19937_64 rng(first + t);
+    std::uniform_real_distribution<double> dist(-1, 1);
+    for (double& x : in[t]) x = dist(rng) * 1e3;
+  }
+  std::uint64_t first_hash = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    team.run([&](Member& m) { m.allreduce(in[m.rank() - first].data(), out[m.rank() - first].data(), n, op::sum); });
+    std::uint64_t hash = 1469598103934665603ull;
+    for (int t = 0; t < here; ++t) {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(out[t].data());
+      std::uint64_t h = 1469598103934665603ull;
+      for (std::size_t i = 0; i < n * sizeof(double); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+      if (t == 0) hash = h;
+      CHECK(h == hash);
+    }
+    std::uint64_t lo = 0, hi = 0;
+    MPI_Allreduce(&hash, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&hash, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(lo == hi);
+    if (rep == 0) first_hash = hash;
+    CHECK(hash == first_hash);
+  }
+}
+
+namespace {
+
+const auto throwing_sum = make_op<int>([](int a, int b) {
+  if (a == 13 || b == 13) throw std::runtime_error("boom: saw 13");
+  return a + b;
+});
+
+template <class Fn>
+bool all_members_throw(Team& team, const std::string& part, Fn&& fn) {
+  std::vector<std::string> messages(team.local_size());
+  const int first = team.member(0).rank();
+  team.run([&](Member& m) {
+    try {
+      fn(m);
+    } catch (const Error& e) {
+      messages[m.rank() - first] = e.what();
+    }
+  });
+  bool ok = true;
+  for (const auto& e : messages) {
+    INFO(e);
+    ok &= e.find(part) != std::string::npos;
+  }
+  return everywhere(ok);
+}
+
+}  // namespace
+
+TEST_CASE("faults reach every member of every process", "[mpi][negative]") {
+  Team team = make_team(0);
+  const int last = team.size() - 1;
+  // A one-member team never applies the op, so nothing can throw there.
+  CHECK(all_members_throw(team, "boom: saw 13", [&](Member& m) {
+    std::vector<int> in(4, 1), out(4);
+    if (m.rank() == last) in[1] = 13;
+    m.allreduce(in.data(), out.data(), 4, throwing_sum);
+  }) == (team.size() > 1));
+  CHECK(all_members_throw(team, "processes disagree", [&](Member& m) {
+    std::vector<double> in(9, 1), out(9);
+    m.allreduce(in.data(), out.data(), world_rank() == world_size() - 1 && world_size() > 1 ? 9 : 8, op::sum);
+  }) == (world_size() > 1));
+  CHECK(all_members_throw(team, "root", [&](Member& m) {
+    double x = 1, y = 0;
+    m.reduce(&x, &y, 1, op::sum, m.size());
+  }));
+  // Still usable afterwards.
+  const auto sum = family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 50); });
+  CHECK(everywhere(check(team, sum, Collective::allreduce, 33, false, 0).empty()));
+}
+
+TEST_CASE("an MPI error becomes an Error carrying MPI's message", "[mpi][negative]") {
+  detail::MpiChannel channel(MPI_COMM_WORLD);
+  int x = 0;
+  try {
+    channel.send(world_size() + 5, &x, sizeof x, 1);
+    FAIL("sending to a rank that does not exist succeeded");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("MPI_Send") && Catch::Contains("rank"));
+    CHECK_THAT(e.what(), Catch::Contains("MPI_ERR_RANK") || Catch::Contains("invalid rank"));
+  }
+}
+
+TEST_CASE("the chosen inter-process algorithm can be explained", "[mpi]") {
+  Team team = make_team(1);
+  const std::string why = team.explain("allreduce", 8 << 20);
+  CHECK_THAT(why, Catch::Contains(std::to_string(world_size()) + " processes"));
+  CHECK_THAT(why, Catch::Contains("µs") || Catch::Contains("us"));
+}
