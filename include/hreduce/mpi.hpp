@@ -14,6 +14,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <string>
 
 #include "hreduce/team.hpp"
@@ -38,6 +39,11 @@ struct MpiTeamOptions {
   // allreduce: reduce inside each node, then between node leaders, then
   // broadcast inside each node (when every node's ranks are consecutive).
   bool by_node = true;
+  // allreduce of at least pipeline_min_bytes per member runs in chunks of
+  // pipeline_chunk_bytes, so the threads' shared-memory reduction of one
+  // chunk overlaps the messages of the previous one (0 turns it off).
+  std::size_t pipeline_min_bytes = std::size_t{1} << 20;
+  std::size_t pipeline_chunk_bytes = std::size_t{256} << 10;
 };
 
 // Collective over `comm`: every process calls it with its own thread count

@@ -24,7 +24,12 @@ struct CallContext {
 
   // Waits for `word >= seq`; on a timeout marks the team broken and throws
   // Error naming the member waited for and why.
-  void wait_for(const std::atomic<std::uint64_t>& word, int rank, const char* what) const;
+  void wait_for(const std::atomic<std::uint64_t>& word, int rank, const char* what) const {
+    wait_for(word, seq, rank, what);
+  }
+  // The same for `word >= target`.
+  void wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
+                const char* what) const;
   // Records an exception thrown by the op on this member.
   void record_failure(const std::string& message) const;
   // Throws on every member if any op threw during this call.
@@ -46,5 +51,7 @@ void sliced_scan(const CallContext& ctx, bool exclusive);
 // Steps of multi-process teams (from_root.cpp).
 void copy_from_root(const CallContext& ctx);
 void combine_from_root(const CallContext& ctx);
+// Long allreduce of multi-process teams (pipeline.cpp).
+void pipelined_allreduce(const CallContext& ctx);
 
 }  // namespace hreduce::detail

@@ -31,6 +31,7 @@ const char* to_string(CollectiveKind kind) {
     case CollectiveKind::exscan: return "exscan";
     case CollectiveKind::copy_from_root: return "copy_from_root";
     case CollectiveKind::combine_from_root: return "combine_from_root";
+    case CollectiveKind::pipelined_allreduce: return "allreduce";
   }
   return "?";
 }
@@ -257,9 +258,9 @@ bool wants_tree(const Call& call, int size) {
 
 }  // namespace
 
-void CallContext::wait_for(const std::atomic<std::uint64_t>& word, int rank,
+void CallContext::wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                            const char* what) const {
-  if (wait_at_least(word, seq, deadline)) return;
+  if (wait_at_least(word, target, deadline)) return;
   team.broken.store(true, std::memory_order_relaxed);
   throw Error(std::string(to_string(call.kind)) + ": member " + std::to_string(me.rank) +
               " timed out after " + std::to_string(team.timeout.count()) +
@@ -334,6 +335,7 @@ void execute_local(MemberState& me, const Call& call) {
     case CollectiveKind::exscan: sliced_scan(ctx, true); break;
     case CollectiveKind::copy_from_root: copy_from_root(ctx); break;
     case CollectiveKind::combine_from_root: combine_from_root(ctx); break;
+    case CollectiveKind::pipelined_allreduce: pipelined_allreduce(ctx); break;
     case CollectiveKind::barrier: break;
   }
 }

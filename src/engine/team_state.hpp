@@ -60,6 +60,8 @@ struct MemberControl {
   const void* partial = nullptr;
   // The member finished its part of call `done`.
   alignas(kControlAlign) std::atomic<std::uint64_t> done{0};
+  // pipelined_allreduce: (call << 24) + chunks this member has finished.
+  alignas(kControlAlign) std::atomic<std::uint64_t> chunks{0};
 };
 
 // The per-member plan for one tree: whom to combine, in executor order.

@@ -23,6 +23,7 @@
 // words, the leaders finish their message pattern regardless (the op is
 // wrapped so it stops combining instead of throwing), and step 3 rethrows the
 // same message on every member of every process.
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -120,7 +121,10 @@ class HybridCall {
  public:
   HybridCall(MemberState& me, const Call& call)
       : me_(me), call_(call), group_(static_cast<InterProcessGroup&>(*me.team.group)), layout_(group_.layout()),
-        leader_(me.rank == 0), first_(layout_.first_rank(layout_.process)) {}
+        leader_(me.rank == 0), first_(layout_.first_rank(layout_.process)) {
+    guard_.inner = &call_.op;
+    guarded_op_ = guard_.erased();
+  }
 
   void run() {
     check_arguments();
@@ -224,58 +228,104 @@ class HybridCall {
     return s;
   }
 
-  // Step 2, leader only: agree, run `data(op)`, agree again for user ops.
-  template <class Data>
-  void leaders(std::size_t count, Data&& data) {
-    const std::uint64_t sig = signature(count);
-    Status s = exchange(own_status(sig, count, local_failure_));
-    if (s.failed_process != INT32_MAX) {
-      fail(std::string(to_string(call_.kind)) + ": process " + std::to_string(s.failed_process) +
-           " failed: " + s.text);
-      return;
-    }
-    if (s.sig_min != s.sig_max) {
-      fail(std::string(to_string(call_.kind)) + ": processes disagree on the call: process " +
-           std::to_string(s.sig_min_process) + " called " +
-           to_string(static_cast<CollectiveKind>(s.kind_min)) + " with count " +
-           std::to_string(s.count_min) + ", process " + std::to_string(s.sig_max_process) +
-           " called " + to_string(static_cast<CollectiveKind>(s.kind_max)) + " with count " +
-           std::to_string(s.count_max) + " (or a different element type, op, root or counts)");
-      return;
-    }
-    GuardedOp guard;
-    guard.inner = &call_.op;
-    const ErasedOp op = guard.erased();
-    data(op);
-    if (!call_.op.may_throw) return;
-    s = exchange(own_status(sig, count, guard.failed ? std::string("the op threw: ") + guard.message
-                                                     : std::string()));
+  void fail_from(const Status& s) {
     if (s.failed_process != INT32_MAX) {
       fail(std::string(to_string(call_.kind)) + ": process " + std::to_string(s.failed_process) +
            " failed: " + s.text);
     }
   }
 
+  // Step 2 begins, leader only: do all processes make the same call, and
+  // did any fail so far? Every leader gets the same answer.
+  bool agree(std::size_t count) {
+    agreed_ = true;
+    const Status s = exchange(own_status(signature(count), count, local_failure_));
+    fail_from(s);
+    if (failure_.empty() && s.sig_min != s.sig_max) {
+      fail(std::string(to_string(call_.kind)) + ": processes disagree on the call: process " +
+           std::to_string(s.sig_min_process) + " called " +
+           to_string(static_cast<CollectiveKind>(s.kind_min)) + " with count " +
+           std::to_string(s.count_min) + ", process " + std::to_string(s.sig_max_process) +
+           " called " + to_string(static_cast<CollectiveKind>(s.kind_max)) + " with count " +
+           std::to_string(s.count_max) + " (or a different element type, op, root or counts)");
+    }
+    return failure_.empty();
+  }
+
+  // Step 2 ends: a user op may have thrown meanwhile, here or elsewhere.
+  void confirm(std::size_t count) {
+    if (!call_.op.may_throw) return;
+    const std::string here = guard_.failed ? std::string("the op threw: ") + guard_.message
+                                           : local_failure_;
+    fail_from(exchange(own_status(signature(count), count, here)));
+  }
+
+  // Step 2, leader only: agree, run `data(op)` with the guarded op, confirm.
+  template <class Data>
+  void leaders(std::size_t count, Data&& data) {
+    if (!agree(count)) return;
+    data(guarded_op_);
+    confirm(count);
+  }
+
+  // The inter-process part of allreduce on `count` elements at `buf`.
+  void allreduce_between_processes(void* buf, std::size_t count) {
+    const ErasedOp& op = guarded_op_;
+    const Choice choice = group_.choose(CollectiveKind::allreduce, count * op.elem_size, op.commutative);
+    if (group_.two_level()) {
+      inter::binomial_reduce(group_.node_channel(), buf, count, op, 0, group_.workspace);
+      if (Channel* leaders = group_.node_leaders_channel()) {
+        run_allreduce(choice.algorithm, *leaders, buf, count, op);
+      }
+      inter::binomial_broadcast(group_.node_channel(), buf, count * op.elem_size, 0);
+    } else {
+      run_allreduce(choice.algorithm, group_.channel(), buf, count, op);
+    }
+  }
+
+  bool pipelined() const {
+    const InterOptions& o = group_.options();
+    return o.pipeline_min_bytes > 0 && o.pipeline_chunk_bytes > 0 &&
+           call_.count * call_.op.elem_size >= o.pipeline_min_bytes && problem_.empty();
+  }
+
+  // Long vectors: the three steps overlap chunk by chunk (pipeline.cpp);
+  // each reduced chunk comes back here on the leader.
+  void allreduce_pipelined() {
+    const std::size_t n = call_.count;
+    Call c = base(CollectiveKind::pipelined_allreduce);
+    c.chunk = std::max<std::size_t>(1, group_.options().pipeline_chunk_bytes / call_.op.elem_size);
+    c.on_chunk = [](void* self, void* data, std::size_t count) {
+      static_cast<HybridCall*>(self)->on_chunk(data, count);
+    };
+    c.on_chunk_context = this;
+    local(c);
+    if (leader_) {
+      if (!agreed_) {
+        agree(n);  // step 1 failed before any chunk: tell the others
+      } else if (failure_.empty()) {
+        confirm(n);
+      }
+    }
+    finish_copy(nullptr, nullptr, 0, 0);
+  }
+
+  void on_chunk(void* data, std::size_t count) {
+    if (!agreed_) agree(call_.count);
+    if (failure_.empty()) allreduce_between_processes(data, count);
+  }
+
   void allreduce() {
+    if (pipelined()) {
+      allreduce_pipelined();
+      return;
+    }
     const std::size_t n = call_.count;
     Call c = base(CollectiveKind::reduce);
     c.root = 0;
     c.out = leader_ ? call_.out : nullptr;
     local(c);
-    if (leader_) {
-      leaders(n, [&](const ErasedOp& op) {
-        const Choice choice = group_.choose(CollectiveKind::allreduce, n * op.elem_size, op.commutative);
-        if (group_.two_level()) {
-          inter::binomial_reduce(group_.node_channel(), call_.out, n, op, 0, group_.workspace);
-          if (Channel* leaders = group_.node_leaders_channel()) {
-            run_allreduce(choice.algorithm, *leaders, call_.out, n, op);
-          }
-          inter::binomial_broadcast(group_.node_channel(), call_.out, n * op.elem_size, 0);
-        } else {
-          run_allreduce(choice.algorithm, group_.channel(), call_.out, n, op);
-        }
-      });
-    }
+    if (leader_) leaders(n, [&](const ErasedOp&) { allreduce_between_processes(call_.out, n); });
     finish_copy(leader_ ? call_.out : nullptr, call_.out, 0, leader_ ? 0 : n);
   }
 
@@ -418,6 +468,9 @@ class HybridCall {
   const ProcessLayout& layout_;
   const bool leader_;
   const int first_;
+  GuardedOp guard_;            // the op as the leaders apply it
+  ErasedOp guarded_op_;
+  bool agreed_ = false;        // leader: step 2 has begun
   std::string problem_;        // this member's team-wide argument error
   std::string local_failure_;  // what step 1 threw here
   std::string failure_;        // leader: the failure every member must see

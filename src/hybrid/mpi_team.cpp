@@ -121,6 +121,8 @@ Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTea
   inter.allreduce = algorithm_named(mpi.allreduce, "allreduce");
   inter.reduce_scatter = algorithm_named(mpi.reduce_scatter, "reduce_scatter");
   inter.by_node = mpi.by_node;
+  inter.pipeline_min_bytes = mpi.pipeline_min_bytes;
+  inter.pipeline_chunk_bytes = mpi.pipeline_chunk_bytes;
   detail::Channel& endpoint = *channel;
   auto group = std::make_unique<detail::InterProcessGroup>(endpoint, std::move(layout), inter,
                                                            std::move(channel));

@@ -40,6 +40,10 @@ struct InterOptions {
   // allreduce: reduce inside each node first, then between node leaders,
   // then broadcast inside nodes, when the nodes allow it.
   bool by_node = true;
+  // allreduce of at least this many bytes per member is pipelined in chunks
+  // of pipeline_chunk_bytes (0: never).
+  std::size_t pipeline_min_bytes = std::size_t{1} << 20;
+  std::size_t pipeline_chunk_bytes = std::size_t{256} << 10;
 };
 
 class InterProcessGroup : public ProcessGroup {

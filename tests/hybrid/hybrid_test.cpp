@@ -41,10 +41,20 @@ std::string check_world(World& world, const Fam& fam, Collective c, std::size_t 
 
 }  // namespace
 
+detail::InterOptions pipelining(bool on) {
+  detail::InterOptions inter;
+  if (on) {  // tiny chunks, so even short vectors run through the pipeline
+    inter.pipeline_min_bytes = 8;
+    inter.pipeline_chunk_bytes = 40;
+  }
+  return inter;
+}
+
 TEST_CASE("multi-process collectives match the sequential oracle", "[hybrid][conformance]") {
   const Layout& layout = layouts()[GENERATE(range(0, 6))];
-  World world(layout.threads, layout.node_of);
-  INFO(layout.name << ", " << world.size() << " members");
+  const bool pipelined = GENERATE(false, true);
+  World world(layout.threads, layout.node_of, pipelining(pipelined));
+  INFO(layout.name << ", " << world.size() << " members" << (pipelined ? ", pipelined" : ""));
   for_each_family([&](const auto& fam) {
     const bool subset = fam.name.find("sum") != std::string::npos ||
                         fam.name.find("user") != std::string::npos ||
@@ -127,7 +137,7 @@ const auto throwing_sum = make_op<int>([](int a, int b) {
 }  // namespace
 
 TEST_CASE("a user op that throws in one process fails the call everywhere", "[hybrid][negative]") {
-  World world({2, 3, 1}, {0, 0, 1});
+  World world({2, 3, 1}, {0, 0, 1}, pipelining(GENERATE(false, true)));
   const int culprit = GENERATE(0, 2, 5);  // a leader, a non-leader, the last process
   for (auto collective : {Collective::allreduce, Collective::scan, Collective::reduce,
                           Collective::reduce_scatter_block, Collective::exscan}) {
@@ -154,7 +164,7 @@ TEST_CASE("a user op that throws in one process fails the call everywhere", "[hy
 }
 
 TEST_CASE("processes that disagree are reported everywhere", "[hybrid][negative]") {
-  World world({1, 2, 2});
+  World world({1, 2, 2}, {}, pipelining(GENERATE(false, true)));
   SECTION("count") {
     auto messages = errors_in(world, [](Member& m) {
       std::vector<double> x(8, 1), y(8);

@@ -258,3 +258,28 @@ TEST_CASE("the chosen inter-process algorithm can be explained", "[mpi]") {
   CHECK_THAT(why, Catch::Contains(std::to_string(world_size()) + " processes"));
   CHECK_THAT(why, Catch::Contains("µs") || Catch::Contains("us"));
 }
+
+TEST_CASE("a long allreduce runs pipelined and equals MPI_Allreduce", "[mpi]") {
+  Team team = make_team(0);
+  const int first = team.member(0).rank(), here = team.local_size();
+  const std::size_t n = 300000;  // 2.4 MB per member: above the 1 MiB pipeline threshold
+  CHECK_THAT(team.explain("allreduce", n * sizeof(long long)), Catch::Contains("processes"));
+  std::vector<std::vector<long long>> in(here, std::vector<long long>(n)), out = in;
+  std::vector<long long> mine(n, 0), expected(n);
+  for (int t = 0; t < here; ++t) {
+    for (std::size_t i = 0; i < n; ++i) mine[i] += (in[t][i] = static_cast<long long>((first + t) * 31 + i % 1000));
+  }
+  team.run([&](Member& m) {
+    const int t = m.rank() - first;
+    if (t == 0) {
+      m.allreduce(in[t].data(), out[t].data(), n, op::sum);
+    } else {  // in place on the other members
+      out[t] = in[t];
+      m.allreduce(out[t].data(), out[t].data(), n, op::sum);
+    }
+  });
+  MPI_Allreduce(mine.data(), expected.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  bool ok = true;
+  for (const auto& o : out) ok &= o == expected;
+  CHECK(everywhere(ok));
+}

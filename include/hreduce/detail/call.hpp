@@ -22,6 +22,7 @@ enum class CollectiveKind : std::uint8_t {
   // Internal steps of a team spanning several processes (src/hybrid/):
   copy_from_root,         // out[0, count) = root.in[offset, offset + count)
   combine_from_root,      // out = root.in ∘ out, or a copy when copy_only
+  pipelined_allreduce,    // chunked local reduce → on_chunk → copy, overlapped
 };
 
 const char* to_string(CollectiveKind kind);
@@ -81,6 +82,11 @@ struct Call {
   void* total_out = nullptr;
   // A failure another process reported: every member throws it as is.
   const char* relayed_failure = nullptr;
+  // pipelined_allreduce: elements per chunk, and what member 0 does with
+  // each reduced chunk (in place in its output) before the others copy it.
+  std::size_t chunk = 0;
+  void (*on_chunk)(void* context, void* data, std::size_t count) = nullptr;
+  void* on_chunk_context = nullptr;
   ErasedOp op;
   CollectiveOptions options;
 };
