@@ -215,6 +215,10 @@ struct Choice {
 // where the first two add 2(α + mβ) when P is not a power of two (the fold
 // and unfold steps). Ties go to the earlier line.
 Choice choose_allreduce(int P, std::size_t bytes, bool commutative, const CostModel& model);
+// The same choice without the explanation: what a call's fast path uses
+// (building the text would allocate on every call).
+InterAlgorithm cheapest_allreduce(int P, std::size_t bytes, bool commutative,
+                                  const CostModel& model);
 // total_bytes = the whole vector (Σ counts · element size). Pairwise exchange
 // for commutative ops, reduce-then-scatter otherwise; `why` gives both
 // predictions:

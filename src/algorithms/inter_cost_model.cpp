@@ -10,6 +10,7 @@
 //
 // The choice is a pure function of (P, bytes, commutative, model), so every
 // participant that asks makes the same choice.
+#include <array>
 #include <cstdio>
 #include <iterator>
 #include <string>
@@ -76,39 +77,53 @@ std::optional<InterAlgorithm> parse_inter_algorithm(std::string_view name) {
   return std::nullopt;
 }
 
-Choice choose_allreduce(int P, std::size_t bytes, bool commutative, const CostModel& model) {
-  check_participants("choose_allreduce", P);
+namespace {
+
+struct Candidate {
+  InterAlgorithm algorithm;
+  double seconds;
+  bool allowed;
+};
+
+// The allreduce candidates and their predicted times (see inter.hpp).
+std::array<Candidate, 3> allreduce_candidates(int P, std::size_t bytes, bool commutative,
+                                              const CostModel& model) {
   const double a = model.alpha_seconds;
   const double mb = static_cast<double>(bytes) * model.beta_seconds_per_byte;
   const double L = ceil_log2(P);
   const double fraction = static_cast<double>(P - 1) / P;
   const double fold = is_power_of_two(P) ? 0.0 : 2 * (a + mb);
+  return {{{InterAlgorithm::recursive_doubling, L * (a + mb) + fold, true},
+           {InterAlgorithm::rabenseifner, 2 * a * L + 2 * mb * fraction + fold, true},
+           {InterAlgorithm::ring, 2 * (P - 1) * a + 2 * mb * fraction, commutative}}};
+}
 
-  struct Candidate {
-    InterAlgorithm algorithm;
-    double seconds;
-    bool allowed;
-  };
-  const Candidate candidates[] = {
-      {InterAlgorithm::recursive_doubling, L * (a + mb) + fold, true},
-      {InterAlgorithm::rabenseifner, 2 * a * L + 2 * mb * fraction + fold, true},
-      {InterAlgorithm::ring, 2 * (P - 1) * a + 2 * mb * fraction, commutative},
-  };
-  Choice choice;
-  double best = 0;
+}  // namespace
+
+InterAlgorithm cheapest_allreduce(int P, std::size_t bytes, bool commutative,
+                                  const CostModel& model) {
+  check_participants("cheapest_allreduce", P);
+  InterAlgorithm best = InterAlgorithm::automatic;
+  double best_seconds = 0;
+  for (const Candidate& c : allreduce_candidates(P, bytes, commutative, model)) {
+    if (c.allowed && (best == InterAlgorithm::automatic || c.seconds < best_seconds)) {
+      best = c.algorithm;
+      best_seconds = c.seconds;
+    }
+  }
+  return best;
+}
+
+Choice choose_allreduce(int P, std::size_t bytes, bool commutative, const CostModel& model) {
+  check_participants("choose_allreduce", P);
+  Choice choice{cheapest_allreduce(P, bytes, commutative, model), {}};
+  const auto candidates = allreduce_candidates(P, bytes, commutative, model);
   std::string why = header("allreduce", P, bytes, model);
-  for (std::size_t i = 0; i < std::size(candidates); ++i) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& c = candidates[i];
     why +=
         (i > 0 ? ", " : "") + std::string(to_string(c.algorithm)) + ' ' + microseconds(c.seconds);
-    if (!c.allowed) {
-      why += " (not a candidate: needs a commutative op)";
-      continue;
-    }
-    if (choice.algorithm == InterAlgorithm::automatic || c.seconds < best) {
-      choice.algorithm = c.algorithm;
-      best = c.seconds;
-    }
+    if (!c.allowed) why += " (not a candidate: needs a commutative op)";
   }
   choice.why = why + " -> " + std::string(to_string(choice.algorithm));
   return choice;

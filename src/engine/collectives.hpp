@@ -30,6 +30,9 @@ struct CallContext {
   // The same for `word >= target`.
   void wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                 const char* what) const;
+  // Publishes this member's `done` and waits for everybody else's: after
+  // it, nobody reads anyone's buffers for this call any more.
+  void finish_together(const char* what) const;
   // Records an exception thrown by the op on this member.
   void record_failure(const std::string& message) const;
   // Throws on every member if any op threw during this call.

@@ -16,6 +16,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/hash.hpp"
 #include "src/engine/process_group.hpp"
 
 namespace hreduce::detail {
@@ -131,11 +132,6 @@ std::string local_problem(const Call& call, int rank, int size) {
   return {};
 }
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-  return h * 0xFF51AFD7ED558CCDull;
-}
-
 std::uint64_t signature_of(const Descriptor& d, int size) {
   std::uint64_t h = mix(0, static_cast<std::uint64_t>(d.kind));
   h = mix(h, static_cast<std::uint64_t>(d.root));
@@ -221,8 +217,7 @@ std::string disagreement(const Descriptor& ref, const Descriptor& other, int ran
   }
   // The message may read other members' counts arrays: nobody leaves (and
   // frees them) until everyone has built its message.
-  publish(ctx.team.control(ctx.me.rank).done, ctx.seq);
-  for (int r = 0; r < ctx.size(); ++r) ctx.wait_for(ctx.team.control(r).done, r, "reporting the error");
+  ctx.finish_together("reporting the error");
   if (relayed) throw Error(text);
   throw Error(std::string(to_string(mine.kind)) + " (call " + std::to_string(ctx.seq) + ", member " +
               std::to_string(ctx.me.rank) + "): " + text);
@@ -266,6 +261,13 @@ void CallContext::wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t
               " timed out after " + std::to_string(team.timeout.count()) +
               " ms waiting for member " + std::to_string(rank) + " (" + what + ") in call " +
               std::to_string(seq) + "; the team is no longer usable");
+}
+
+void CallContext::finish_together(const char* what) const {
+  publish(team.control(me.rank).done, seq);
+  for (int r = 0; r < size(); ++r) {
+    if (r != me.rank) wait_for(team.control(r).done, r, what);
+  }
 }
 
 void CallContext::record_failure(const std::string& message) const {

@@ -15,24 +15,13 @@
 #include "src/engine/copy.hpp"
 
 namespace hreduce::detail {
-namespace {
-
-void finish(const CallContext& ctx) {
-  publish(ctx.team.control(ctx.me.rank).done, ctx.seq);
-  for (int r = 0; r < ctx.size(); ++r) {
-    if (r != ctx.me.rank) ctx.wait_for(ctx.team.control(r).done, r, "taking its piece");
-  }
-}
-
-}  // namespace
-
 void copy_from_root(const CallContext& ctx) {
   const std::size_t es = ctx.call.op.elem_size;
   const char* source = static_cast<const char*>(ctx.of(ctx.call.root).in);
   if (ctx.call.count > 0) {
     copy_if_distinct(ctx.call.out, source + ctx.call.offset * es, ctx.call.count * es);
   }
-  finish(ctx);
+  ctx.finish_together("taking its piece");
 }
 
 void combine_from_root(const CallContext& ctx) {
@@ -50,7 +39,7 @@ void combine_from_root(const CallContext& ctx) {
       }
     }
   }
-  finish(ctx);
+  ctx.finish_together("taking its piece");
   ctx.throw_if_failed();
 }
 

@@ -106,10 +106,7 @@ void pipelined_allreduce(const CallContext& ctx) {
     }
   }
   // The leader's output is read until everyone has copied it.
-  publish(ctx.team.control(rank).done, ctx.seq);
-  for (int r = 0; r < p; ++r) {
-    if (r != rank) ctx.wait_for(ctx.team.control(r).done, r, "finishing the pipeline");
-  }
+  ctx.finish_together("finishing the pipeline");
   ctx.throw_if_failed();
 }
 

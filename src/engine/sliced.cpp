@@ -95,13 +95,7 @@ class SliceWorker {
     }
   }
 
-  // Publishes `done` and waits for everybody else's.
-  void finish() const {
-    publish(ctx_.team.control(ctx_.me.rank).done, ctx_.seq);
-    for (int r = 0; r < ctx_.size(); ++r) {
-      if (r != ctx_.me.rank) ctx_.wait_for(ctx_.team.control(r).done, r, "finishing its slice");
-    }
-  }
+  void finish() const { ctx_.finish_together("finishing its slice"); }
 
  private:
   const CallContext& ctx_;

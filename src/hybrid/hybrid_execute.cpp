@@ -30,6 +30,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/hash.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/hybrid/process_group.hpp"
 
@@ -105,11 +106,6 @@ struct GuardedOp {
   }
 };
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-  return h * 0xFF51AFD7ED558CCDull;
-}
-
 // Type identity that holds across processes: the mangled names.
 std::uint64_t name_hash(const std::type_info* type) {
   std::uint64_t h = 1469598103934665603ull;
@@ -150,14 +146,16 @@ class HybridCall {
   // Checks that need the whole team's size; a failure is relayed through
   // step 1 so the process fails together.
   void check_arguments() {
-    const std::string prefix = std::string(to_string(call_.kind)) + ": member " +
-                               std::to_string(me_.global_rank) + ": ";
+    // Built only on failure: this runs on every call.
+    auto prefix = [&] {
+      return std::string(to_string(call_.kind)) + ": member " + std::to_string(me_.global_rank) + ": ";
+    };
     if (call_.kind == CollectiveKind::reduce && (call_.root < 0 || call_.root >= total())) {
-      problem_ = prefix + "root " + std::to_string(call_.root) + " is outside 0.." +
+      problem_ = prefix() + "root " + std::to_string(call_.root) + " is outside 0.." +
                  std::to_string(total() - 1);
     } else if (call_.kind == CollectiveKind::reduce_scatter &&
                (call_.count != static_cast<std::size_t>(total()) || call_.counts == nullptr)) {
-      problem_ = prefix + "counts has " + std::to_string(call_.count) +
+      problem_ = prefix() + "counts has " + std::to_string(call_.count) +
                  " entries but the team has " + std::to_string(total()) + " members";
     }
   }
@@ -271,15 +269,16 @@ class HybridCall {
   // The inter-process part of allreduce on `count` elements at `buf`.
   void allreduce_between_processes(void* buf, std::size_t count) {
     const ErasedOp& op = guarded_op_;
-    const Choice choice = group_.choose(CollectiveKind::allreduce, count * op.elem_size, op.commutative);
+    const InterAlgorithm algorithm =
+        group_.pick(CollectiveKind::allreduce, count * op.elem_size, op.commutative);
     if (group_.two_level()) {
       inter::binomial_reduce(group_.node_channel(), buf, count, op, 0, group_.workspace);
       if (Channel* leaders = group_.node_leaders_channel()) {
-        run_allreduce(choice.algorithm, *leaders, buf, count, op);
+        run_allreduce(algorithm, *leaders, buf, count, op);
       }
       inter::binomial_broadcast(group_.node_channel(), buf, count * op.elem_size, 0);
     } else {
-      run_allreduce(choice.algorithm, group_.channel(), buf, count, op);
+      run_allreduce(algorithm, group_.channel(), buf, count, op);
     }
   }
 
@@ -443,8 +442,8 @@ class HybridCall {
       }
       block = group_.workspace.get(kSlotResult, per_process[layout_.process] * es);
       leaders(whole, [&](const ErasedOp& op) {
-        const Choice choice = group_.choose(call_.kind, whole * es, op.commutative);
-        if (choice.algorithm == InterAlgorithm::pairwise && op.commutative) {
+        if (group_.pick(call_.kind, whole * es, op.commutative) == InterAlgorithm::pairwise &&
+            op.commutative) {
           inter::pairwise_reduce_scatter(group_.channel(), partial, block, per_process.data(), op,
                                          group_.workspace);
         } else {

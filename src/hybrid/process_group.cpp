@@ -59,6 +59,23 @@ InterProcessGroup::InterProcessGroup(Channel& channel, ProcessLayout layout, Int
   }
 }
 
+InterAlgorithm InterProcessGroup::pick(CollectiveKind kind, std::size_t bytes,
+                                       bool commutative) const {
+  switch (kind) {
+    case CollectiveKind::allreduce:
+      if (options_.allreduce != InterAlgorithm::automatic) return options_.allreduce;
+      return cheapest_allreduce(two_level() ? layout_.nodes() : layout_.processes(), bytes,
+                                commutative, options_.cost);
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::reduce_scatter_block:
+      if (options_.reduce_scatter != InterAlgorithm::automatic) return options_.reduce_scatter;
+      return commutative ? InterAlgorithm::pairwise : InterAlgorithm::reduce_then_scatter;
+    case CollectiveKind::scan:
+    case CollectiveKind::exscan: return InterAlgorithm::hypercube;
+    default: return InterAlgorithm::binomial;
+  }
+}
+
 Choice InterProcessGroup::choose(CollectiveKind kind, std::size_t bytes, bool commutative) const {
   const int P = two_level() ? layout_.nodes() : layout_.processes();
   switch (kind) {

@@ -69,7 +69,9 @@ class InterProcessGroup : public ProcessGroup {
   Channel& node_channel() { return *node_channel_; }
   Channel* node_leaders_channel() { return leaders_channel_.get(); }
 
-  // Which algorithm the leaders run for a call, and why (for people).
+  // Which algorithm the leaders run for a call (no allocation), and why
+  // (for people).
+  InterAlgorithm pick(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   Choice choose(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   std::string explain(CollectiveKind kind, std::size_t bytes, bool commutative) const override;
 
