@@ -69,7 +69,7 @@ std::size_t input_elements(const Call& call, int size) {
   }
 }
 
-std::size_t output_elements(const Call& call, int rank, int size) {
+std::size_t output_elements(const Call& call, int rank) {
   switch (call.kind) {
     case CollectiveKind::reduce: return rank == call.root ? call.count : 0;
     case CollectiveKind::exscan: return rank == 0 ? 0 : call.count;
@@ -77,7 +77,6 @@ std::size_t output_elements(const Call& call, int rank, int size) {
     case CollectiveKind::reduce_scatter_block: return call.count;
     default: return call.count;
   }
-  (void)size;
 }
 
 bool overlap_partially(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
@@ -109,7 +108,7 @@ std::string local_problem(const Call& call, int rank, int size) {
     if (call.counts == nullptr) return "counts is a null pointer";
   }
   const std::size_t in_n = input_elements(call, size);
-  const std::size_t out_n = output_elements(call, rank, size);
+  const std::size_t out_n = output_elements(call, rank);
   const bool in_place = call.in == call.out;
   if (in_n > 0 && call.in == nullptr) {
     return message("in is a null pointer but holds ", in_n, " elements");
