@@ -146,10 +146,19 @@ Choice choose_reduce_scatter(int P, std::size_t total_bytes, bool commutative,
   return choice;
 }
 
+namespace {
+
+// ⌈log2 P⌉(α + mβ): one whole-vector message per level of a log-depth tree.
+double log_tree_seconds(int P, std::size_t bytes, const CostModel& model) {
+  return ceil_log2(P) *
+         (model.alpha_seconds + static_cast<double>(bytes) * model.beta_seconds_per_byte);
+}
+
+}  // namespace
+
 Choice choose_reduce(int P, std::size_t bytes, bool /*commutative*/, const CostModel& model) {
   check_participants("choose_reduce", P);
-  const double t = ceil_log2(P) *
-                   (model.alpha_seconds + static_cast<double>(bytes) * model.beta_seconds_per_byte);
+  const double t = log_tree_seconds(P, bytes, model);
   return {InterAlgorithm::binomial, header("reduce", P, bytes, model) +
                                         "binomial ⌈log2 P⌉(α + mβ) = " + microseconds(t) +
                                         " (+ one α + mβ when the root is not 0) -> binomial"};
@@ -157,8 +166,7 @@ Choice choose_reduce(int P, std::size_t bytes, bool /*commutative*/, const CostM
 
 Choice choose_scan(int P, std::size_t bytes, bool /*commutative*/, const CostModel& model) {
   check_participants("choose_scan", P);
-  const double t = ceil_log2(P) *
-                   (model.alpha_seconds + static_cast<double>(bytes) * model.beta_seconds_per_byte);
+  const double t = log_tree_seconds(P, bytes, model);
   return {InterAlgorithm::hypercube, header("scan", P, bytes, model) +
                                          "hypercube ⌈log2 P⌉(α + mβ) = " + microseconds(t) +
                                          " -> hypercube"};
