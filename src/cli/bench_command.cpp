@@ -1,17 +1,8 @@
-// `hreduce bench`: the main job. Runs every collective on a default team of
-// this machine (double sum), verifies each size against a sequential oracle,
-// and prints the median latency and the bandwidth per collective and size.
-//
-// Timing: each repetition is barrier, `batch` back-to-back calls, barrier, on
-// the clock of member 0; the per-call time is the repetition's time over
-// `batch`. The median over repetitions is reported. Bandwidth counts the
-// bytes the collective must move: every input read once plus every output
-// written once, over all members.
-#include <algorithm>
-#include <chrono>
-#include <cmath>
+// `hreduce bench`: the main job. Builds the team from the machine options,
+// then runs the comparison (hreduce against OpenMP, oneTBB and the limit
+// kernel, interleaved) or, with --mpi, hreduce alone over MPI processes.
 #include <cstdio>
-#include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,136 +11,11 @@
 #include "hreduce/mpi.hpp"
 #include "hreduce/team.hpp"
 #include "machine_options.hpp"
+#include "src/cli/bench.hpp"
 #include "src/cli/commands.hpp"
 
 namespace hreduce::cli {
 namespace {
-
-enum class Kind { reduce, allreduce, reduce_scatter_block, scan, exscan };
-constexpr Kind kKinds[] = {Kind::reduce, Kind::allreduce, Kind::reduce_scatter_block, Kind::scan,
-                           Kind::exscan};
-
-const char* name_of(Kind k) {
-  switch (k) {
-    case Kind::reduce: return "reduce";
-    case Kind::allreduce: return "allreduce";
-    case Kind::reduce_scatter_block: return "reduce_scatter_block";
-    case Kind::scan: return "scan";
-    case Kind::exscan: return "exscan";
-  }
-  return "?";
-}
-
-// Exact in any order, so the oracle is exact for every algorithm.
-double value(int member, std::size_t i) {
-  return static_cast<double>(static_cast<long>((member * 31 + i * 17 + 5) % 17) - 8) * 0.25;
-}
-
-// This process's members' buffers, by local index (team rank - first).
-struct Buffers {
-  int first = 0;
-  std::vector<std::vector<double>> in, out;
-};
-
-// One member's call; n is the element count per member (the block size m
-// for reduce_scatter_block, whose input is m·p).
-void call(Member& m, Kind kind, Buffers& b, std::size_t n) {
-  const double* in = b.in[m.rank() - b.first].data();
-  double* out = b.out[m.rank() - b.first].data();
-  switch (kind) {
-    case Kind::reduce: m.reduce(in, out, n, op::sum, 0); break;
-    case Kind::allreduce: m.allreduce(in, out, n, op::sum); break;
-    case Kind::reduce_scatter_block: m.reduce_scatter_block(in, out, n / m.size(), op::sum); break;
-    case Kind::scan: m.scan(in, out, n, op::sum); break;
-    case Kind::exscan: m.exscan(in, out, n, op::sum); break;
-  }
-}
-
-// Input and output bytes of one call over the whole team.
-double moved_bytes(Kind kind, int p, std::size_t n) {
-  const double in = static_cast<double>(p) * n * sizeof(double);
-  switch (kind) {
-    case Kind::reduce: return in + n * sizeof(double);
-    case Kind::allreduce:
-    case Kind::scan: return 2 * in;
-    case Kind::reduce_scatter_block: return in + in / p;
-    case Kind::exscan: return in + static_cast<double>(p - 1) * n * sizeof(double);
-  }
-  return in;
-}
-
-bool verify(Team& team, Kind kind, Buffers& b, std::size_t n) {
-  const int p = team.size();
-  for (auto& o : b.out) std::fill(o.begin(), o.end(), -1e300);
-  team.run([&](Member& m) { call(m, kind, b, n); });
-  const std::size_t block = n / p;
-  for (int r = b.first; r < b.first + team.local_size(); ++r) {
-    const std::size_t len = kind == Kind::reduce_scatter_block ? block : n;
-    if (kind == Kind::reduce && r != 0) continue;
-    if (kind == Kind::exscan && r == 0) continue;
-    for (std::size_t i = 0; i < len; ++i) {
-      const std::size_t at = kind == Kind::reduce_scatter_block ? r * block + i : i;
-      const int last = kind == Kind::scan ? r : kind == Kind::exscan ? r - 1 : p - 1;
-      double expected = 0;
-      for (int q = 0; q <= last; ++q) expected += value(q, at);
-      if (b.out[r - b.first][i] != expected) return false;
-    }
-  }
-  return true;
-}
-
-// Every process must take the same decisions below, so with MPI the
-// repetition's time is the slowest process's.
-double slowest(double seconds, bool mpi) {
-  if (!mpi) return seconds;
-  double max = 0;
-  MPI_Allreduce(&seconds, &max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return max;
-}
-
-double median_seconds_per_call(Team& team, Kind kind, Buffers& b, std::size_t n,
-                                double min_seconds, bool mpi) {
-  using clock = std::chrono::steady_clock;
-  int batch = 1;
-  std::vector<double> samples;
-  const auto start = clock::now();
-  auto elapsed = [&] {
-    return slowest(std::chrono::duration<double>(clock::now() - start).count(), mpi);
-  };
-  while (samples.size() < 5 || (elapsed() < min_seconds && samples.size() < 200)) {
-    double seconds = 0;
-    team.run([&](Member& m) {
-      m.barrier();
-      const auto t0 = clock::now();
-      for (int i = 0; i < batch; ++i) call(m, kind, b, n);
-      m.barrier();
-      if (m.rank() == b.first) seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    });
-    seconds = slowest(seconds, mpi);
-    // Grow the batch until one repetition is long enough to time well.
-    if (seconds < 1e-3 && batch < (1 << 20)) {
-      batch *= 2;
-      continue;
-    }
-    samples.push_back(seconds / batch);
-  }
-  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
-  return samples[samples.size() / 2];
-}
-
-std::string human_bytes(std::size_t bytes) {
-  char text[32];
-  if (bytes >= (1u << 20)) {
-    std::snprintf(text, sizeof text, "%zu MiB", bytes >> 20);
-  } else if (bytes >= 1024) {
-    std::snprintf(text, sizeof text, "%zu KiB", bytes >> 10);
-  } else {
-    std::snprintf(text, sizeof text, "%zu B", bytes);
-  }
-  return text;
-}
-
-}  // namespace
 
 // With --mpi: MPI is initialised here and finalised when the bench ends.
 struct MpiSession {
@@ -162,38 +28,17 @@ struct MpiSession {
   ~MpiSession() {
     if (active) MPI_Finalize();
   }
-  // True when every process says so.
-  bool everywhere(bool ok) const {
-    if (!active) return ok;
-    int mine = ok, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all != 0;
-  }
   bool active;
   int rank = 0;
 };
 
-int bench_command(const std::vector<std::string>& argv) {
-  std::set<std::string> valued = machine_valued_options();
-  valued.insert({"--max-bytes", "--min-time-ms", "--step", "--algorithm", "--tree",
-                 "--tree-max-bytes", "--chunk-bytes"});
-  const Args args("hreduce bench", argv, {"--mpi"}, valued);
-  const MpiSession mpi(args.has("--mpi"));
-  const MachineChoice choice = choose_machine("hreduce bench", args);
-  const std::size_t max_bytes = static_cast<std::size_t>(args.get_int("--max-bytes", 16 << 20, 8));
-  const double min_seconds = args.get_int("--min-time-ms", 150, 1) / 1000.0;
-  const std::size_t step = static_cast<std::size_t>(args.get_int("--step", 8, 2));
-
-  TeamOptions options;
-  options.members = choice.placement.members();
-  options.placement = choice.placement.policy;
-  options.topology = choice.topology;
-  options.levels = choice.levels;
-  options.collectives.radix = choice.radix;
+CollectiveOptions collective_options(const Args& args, int radix) {
+  CollectiveOptions options;
+  options.radix = radix;
   if (auto name = args.get("--algorithm")) {
     auto algorithm = parse_algorithm(*name);
     if (!algorithm) throw Error("hreduce bench: --algorithm wants automatic, tree or sliced, got '" + *name + "'");
-    options.collectives.algorithm = *algorithm;
+    options.algorithm = *algorithm;
   }
   if (auto name = args.get("--tree")) {
     auto shape = parse_tree_shape(*name);
@@ -201,66 +46,75 @@ int bench_command(const std::vector<std::string>& argv) {
       throw Error("hreduce bench: --tree wants hierarchical, binomial, knomial, binary, flat or "
                   "chain, got '" + *name + "'");
     }
-    options.collectives.tree = *shape;
+    options.tree = *shape;
   }
-  options.collectives.tree_max_bytes = static_cast<std::size_t>(
-      args.get_int("--tree-max-bytes", static_cast<int>(options.collectives.tree_max_bytes), 0));
-  options.collectives.chunk_bytes = static_cast<std::size_t>(
-      args.get_int("--chunk-bytes", static_cast<int>(options.collectives.chunk_bytes), 8));
+  options.tree_max_bytes = static_cast<std::size_t>(
+      args.get_int("--tree-max-bytes", static_cast<int>(options.tree_max_bytes), 0));
+  options.chunk_bytes = static_cast<std::size_t>(
+      args.get_int("--chunk-bytes", static_cast<int>(options.chunk_bytes), 8));
+  return options;
+}
+
+}  // namespace
+
+std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t bytes = 8; bytes <= max_bytes; bytes *= step) sizes.push_back(bytes);
+  if (sizes.empty() || sizes.back() != max_bytes) sizes.push_back(max_bytes);
+  return sizes;
+}
+
+std::string human_bytes(std::size_t bytes) {
+  char text[32];
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) {
+    std::snprintf(text, sizeof text, "%zu MiB", bytes >> 20);
+  } else if (bytes >= 1024 && bytes % 1024 == 0) {
+    std::snprintf(text, sizeof text, "%zu KiB", bytes >> 10);
+  } else {
+    std::snprintf(text, sizeof text, "%zu B", bytes);
+  }
+  return text;
+}
+
+int bench_command(const std::vector<std::string>& argv) {
+  std::set<std::string> valued = machine_valued_options();
+  valued.insert({"--max-bytes", "--min-time-ms", "--step", "--algorithm", "--tree",
+                 "--tree-max-bytes", "--chunk-bytes", "--json", "--plot", "--implementations",
+                 "--collectives", "--types", "--settle-us"});
+  const Args args("hreduce bench", argv, {"--mpi"}, valued);
+  if (args.has("--mpi")) {
+    for (const char* name : {"--json", "--plot", "--implementations", "--collectives", "--types",
+                             "--settle-us"}) {
+      if (args.has(name)) throw Error(std::string("hreduce bench: ") + name + " does not go with --mpi");
+    }
+  }
+  const MpiSession mpi(args.has("--mpi"));
+  const MachineChoice choice = choose_machine("hreduce bench", args);
+  const std::size_t max_bytes =
+      static_cast<std::size_t>(args.get_int("--max-bytes", 64 << 20, 8));
+  const double min_seconds = args.get_int("--min-time-ms", 200, 1) / 1000.0;
+  const std::size_t step = static_cast<std::size_t>(args.get_int("--step", 8, 2));
+
+  TeamOptions options;
+  options.members = choice.placement.members();
+  options.placement = choice.placement.policy;
+  options.topology = choice.topology;
+  options.levels = choice.levels;
+  options.collectives = collective_options(args, choice.radix);
   if (mpi.active && !args.has("--members")) options.members = 1;
   Team team = mpi.active ? make_mpi_team(MPI_COMM_WORLD, options.members, options)
                          : Team(options);
-  const int p = team.size();
-  const bool speaker = mpi.rank == 0;
-  auto say = [&](const char* format, auto... values) {
-    if (speaker) std::printf(format, values...);
-  };
-
-  say("hreduce bench: %d members in %d process(es) (%s placement) on %s; %d package(s), "
-      "%d NUMA node(s), %d core(s), %d PU(s); double sum\n",
-      p, team.processes(), std::string(to_string(options.placement)).c_str(),
-      team.topology().source().c_str(), team.topology().count(Level::package),
-      team.topology().count(Level::numa), team.topology().count(Level::core),
-      team.topology().pu_count());
-  if (mpi.active) {
-    for (Kind kind : kKinds) {
-      say("  %s\n", team.explain(name_of(kind), max_bytes).c_str());
-    }
+  if (mpi.rank == 0) {
+    std::printf("hreduce bench: %d members in %d process(es) (%s placement) on %s; %d package(s), "
+                "%d NUMA node(s), %d core(s), %d PU(s)\n",
+                team.size(), team.processes(), std::string(to_string(options.placement)).c_str(),
+                team.topology().source().c_str(), team.topology().count(Level::package),
+                team.topology().count(Level::numa), team.topology().count(Level::core),
+                team.topology().pu_count());
   }
-  say("%-22s %14s %12s %10s %10s %8s\n", "collective", "bytes/member", "median us", "GB/s",
-      "algorithm", "check");
-  bool all_ok = true;
-  for (Kind kind : kKinds) {
-    for (std::size_t bytes = 8; bytes <= max_bytes; bytes *= step) {
-      std::size_t n = bytes / sizeof(double);
-      if (kind == Kind::reduce_scatter_block) n = std::max<std::size_t>(n / p, 1) * p;
-      Buffers b;
-      b.first = team.member(0).rank();
-      for (int r = b.first; r < b.first + team.local_size(); ++r) {
-        b.in.emplace_back(n);
-        for (std::size_t i = 0; i < n; ++i) b.in.back()[i] = value(r, i);
-        b.out.emplace_back(n);
-      }
-      const bool ok = mpi.everywhere(verify(team, kind, b, n));
-      all_ok &= ok;
-      const double seconds = median_seconds_per_call(team, kind, b, n, min_seconds, mpi.active);
-      const Algorithm algorithm = options.collectives.algorithm;
-      const bool tree = (kind == Kind::reduce || kind == Kind::allreduce) &&
-                        (algorithm == Algorithm::tree ||
-                         (algorithm == Algorithm::automatic &&
-                          p >= options.collectives.tree_min_members &&
-                          n * sizeof(double) <= options.collectives.tree_max_bytes));
-      say("%-22s %14s %12.2f %10.2f %10s %8s\n", name_of(kind),
-          human_bytes(n * sizeof(double)).c_str(), seconds * 1e6,
-          moved_bytes(kind, p, n) / seconds / 1e9, tree ? "tree" : "sliced", ok ? "ok" : "WRONG");
-      std::fflush(stdout);
-    }
-  }
-  if (!all_ok) {
-    if (speaker) std::fprintf(stderr, "hreduce bench: some results differ from the sequential oracle\n");
-    return 1;
-  }
-  return 0;
+  const std::vector<std::size_t> sizes = bench_sizes(max_bytes, step);
+  if (mpi.active) return run_mpi_bench(team, options.collectives, sizes, min_seconds);
+  return run_comparison(team, args, sizes, min_seconds);
 }
 
 }  // namespace hreduce::cli

@@ -9,7 +9,8 @@ namespace {
 constexpr const char* kUsage = R"(usage: hreduce <command> [options]
 
 commands:
-  bench   run the collectives on this machine and report latency and bandwidth
+  bench   compare hreduce with OpenMP, oneTBB and the memory-traffic limit on
+          this machine (every collective, checked against a sequential oracle)
   topo    print the machine, the members' placement and the reduction tree
   help    this text
 
@@ -21,11 +22,20 @@ machine options (bench, topo):
   --levels LIST      grouping levels, outermost first, e.g. numa,l3,core
   --radix K          fan-in of the trees inside each group (default 2)
 bench options:
-  --mpi              a team over MPI_COMM_WORLD (run under mpirun); --members
-                     then counts threads per process (default 1)
-  --max-bytes B      largest vector per member (default 16 MiB); sizes go 8 B, ×step, ...
+  --max-bytes B      largest vector per member (default 64 MiB); sizes go 8 B, ×step, ...
   --step K           size factor between rows (default 8)
-  --min-time-ms T    time spent per row at least (default 150)
+  --min-time-ms T    timed samples per row, all implementations together (default 200)
+  --implementations L  hreduce first, then any of openmp_reduction, openmp_sliced,
+                     tbb, limit (default: all)
+  --collectives L    any of reduce, allreduce, reduce_scatter_block, scan, exscan
+  --types L          any of double, int32, double_int (MINLOC) on every collective
+                     (default: double everywhere, plus int32 and double_int on allreduce)
+  --json FILE        write every measured point as JSON
+  --plot FILE.svg    plot GB/s against size, one panel per collective and type
+  --settle-us U      idle time before each sample (default 10000): other runtimes'
+                     threads stop spinning
+  --mpi              hreduce alone on a team over MPI_COMM_WORLD (run under
+                     mpirun); --members then counts threads per process (default 1)
   --algorithm A      automatic (default), tree or sliced
   --tree S           hierarchical (default), binomial, knomial, binary, flat, chain
   --tree-max-bytes B largest vector automatic sends down the tree (default 4096)

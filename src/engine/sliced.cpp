@@ -219,22 +219,23 @@ void sliced_scan(const CallContext& ctx, bool exclusive) {
   } else {
     // out_q = x_0 ∘ … ∘ x_{q-1}. x_q must be read before out_q (maybe the
     // same memory) is overwritten, so the next prefix is formed first in a
-    // second buffer. Member 0's output is never touched.
+    // second buffer. The first prefix is x_0 itself, read where it lies
+    // rather than staged (exscan on two members is then a plain copy).
+    // Member 0's output is never touched.
     // A multi-process team also wants the total x_0 ∘ … ∘ x_{p-1}, one
     // more combine past the last exclusive prefix.
-    void* acc = ctx.me.scratch(1, worker.chunk_elements() * es);
-    void* next = ctx.me.scratch(2, worker.chunk_elements() * es);
+    void* scratch[2] = {ctx.me.scratch(1, worker.chunk_elements() * es),
+                        ctx.me.scratch(2, worker.chunk_elements() * es)};
     void* total = ctx.of(0).total_out;
     worker.for_each_chunk(mine, [&](std::size_t at, std::size_t len) {
-      void* a = acc;
-      void* b = next;
-      copy_bytes(a, bytes_at(ctx.of(0).in, at, es), len * es);
+      const void* prefix = bytes_at(ctx.of(0).in, at, es);
       for (int q = 1; q < p; ++q) {
-        if (q + 1 < p || total) ctx.call.op.apply(a, bytes_at(ctx.of(q).in, at, es), b, len);
-        copy_bytes(bytes_at(ctx.of(q).out, at, es), a, len * es);
-        std::swap(a, b);
+        void* next = scratch[q % 2];
+        if (q + 1 < p || total) ctx.call.op.apply(prefix, bytes_at(ctx.of(q).in, at, es), next, len);
+        copy_bytes(bytes_at(ctx.of(q).out, at, es), prefix, len * es);
+        prefix = next;
       }
-      if (total) copy_bytes(bytes_at(total, at, es), a, len * es);
+      if (total) copy_bytes(bytes_at(total, at, es), prefix, len * es);
     });
   }
   worker.finish();

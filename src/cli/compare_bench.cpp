@@ -1,0 +1,190 @@
+// `hreduce bench` comparison mode: for every case (collective, element type,
+// size) hreduce and the in-process baselines — OpenMP's array-section
+// reduction, hand-written slice-parallel OpenMP, oneTBB and the limit kernel
+// — are checked against the sequential oracle and then sampled interleaved
+// on the same buffers and the same pinned cores. Each row gives hreduce's
+// median and, per baseline, baseline time / hreduce time: above 1 means
+// hreduce is faster; against the limit it is the fraction of the least
+// possible memory traffic's speed that hreduce reaches.
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hreduce/error.hpp"
+#include "src/cli/bench.hpp"
+#include "src/cli/progress.hpp"
+#include "src/compare/comparison.hpp"
+#include "src/compare/record.hpp"
+
+namespace hreduce::cli {
+namespace {
+
+namespace cmp = hreduce::detail::compare;
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+std::vector<cmp::Implementation> chosen_implementations(const Args& args) {
+  std::vector<cmp::Implementation> chosen;
+  const std::string list = args.get("--implementations").value_or(
+      "hreduce,openmp_reduction,openmp_sliced,tbb,limit");
+  for (const std::string& name : split_list(list)) {
+    bool known = false;
+    for (cmp::Implementation i : cmp::kImplementations) {
+      if (cmp::name_of(i) == name) {
+        chosen.push_back(i);
+        known = true;
+      }
+    }
+    if (!known) {
+      throw Error("hreduce bench: --implementations: '" + name +
+                  "' is not one of hreduce, openmp_reduction, openmp_sliced, tbb, limit");
+    }
+  }
+  if (chosen.empty() || chosen.front() != cmp::Implementation::hreduce) {
+    throw Error("hreduce bench: --implementations must start with hreduce (ratios are to it)");
+  }
+  return chosen;
+}
+
+std::vector<cmp::Collective> chosen_collectives(const Args& args) {
+  if (!args.has("--collectives")) return {std::begin(cmp::kCollectives), std::end(cmp::kCollectives)};
+  std::vector<cmp::Collective> chosen;
+  for (const std::string& name : split_list(*args.get("--collectives"))) {
+    bool known = false;
+    for (cmp::Collective c : cmp::kCollectives) {
+      if (cmp::name_of(c) == name) {
+        chosen.push_back(c);
+        known = true;
+      }
+    }
+    if (!known) {
+      throw Error("hreduce bench: --collectives: '" + name +
+                  "' is not one of reduce, allreduce, reduce_scatter_block, scan, exscan");
+    }
+  }
+  return chosen;
+}
+
+// By default double sum for every collective, and int32 sum and MINLOC
+// pairs for allreduce (as the bench/ suite does); --types puts every listed
+// type on every chosen collective.
+std::vector<cmp::Case> chosen_cases(const Args& args, const std::vector<std::size_t>& sizes) {
+  std::vector<cmp::Case> cases;
+  const auto collectives = chosen_collectives(args);
+  auto add = [&](cmp::Collective c, const std::string& type) {
+    for (std::size_t bytes : sizes) cases.push_back({c, type, bytes});
+  };
+  if (auto types = args.get("--types")) {
+    for (cmp::Collective c : collectives) {
+      for (const std::string& type : split_list(*types)) {
+        cmp::check_type(type);
+        add(c, type);
+      }
+    }
+  } else {
+    for (cmp::Collective c : collectives) {
+      add(c, "double");
+      if (c == cmp::Collective::allreduce) {
+        add(c, "int32");
+        add(c, "double_int");
+      }
+    }
+  }
+  return cases;
+}
+
+void print_header(const std::vector<cmp::Implementation>& implementations) {
+  std::printf("%-21s %-10s %8s %11s %8s %7s", "collective", "type", "bytes", "hreduce us",
+              "GB/s", "spread");
+  for (std::size_t i = 1; i < implementations.size(); ++i) {
+    std::printf(" %16s", (std::string("×") + std::string(cmp::name_of(implementations[i]))).c_str());
+  }
+  std::printf("  check\n");
+}
+
+void print_row(const cmp::Case& c, const cmp::CaseResult& result,
+               const std::vector<cmp::Implementation>& implementations) {
+  const cmp::Record& ours = result.records.front();
+  std::printf("%-21s %-10s %8s %11.2f %8.2f %6.0f%%", ours.collective.c_str(), c.type.c_str(),
+              human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6, ours.gbps,
+              ours.spread * 100);
+  for (std::size_t i = 1; i < implementations.size(); ++i) {
+    const cmp::Record* theirs = nullptr;
+    for (const cmp::Record& r : result.records) {
+      if (r.implementation == cmp::name_of(implementations[i])) theirs = &r;
+    }
+    if (theirs) {
+      std::printf(" %15.2f", theirs->median_seconds / ours.median_seconds);
+    } else {
+      std::printf(" %15s", "-");
+    }
+  }
+  std::string check = "ok";
+  if (!result.wrong.empty()) {
+    check = "WRONG:";
+    for (const auto& w : result.wrong) check += " " + w;
+  }
+  std::printf("  %s\n", check.c_str());
+  std::fflush(stdout);
+}
+
+double memcpy_gbps(std::size_t bytes) {
+  std::vector<double> per_call;
+  const int calls = std::max<int>(1, static_cast<int>((16u << 20) / bytes));
+  for (int i = 0; i < 5; ++i) per_call.push_back(cmp::memcpy_seconds(bytes, calls) / calls);
+  return 2.0 * bytes / cmp::summarize(per_call).median / 1e9;
+}
+
+}  // namespace
+
+int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>& sizes,
+                   double min_seconds) {
+  const auto implementations = chosen_implementations(args);
+  const auto cases = chosen_cases(args, sizes);
+  // Unwritable output paths fail now, not after minutes of measuring.
+  if (auto path = args.get("--json")) cmp::write_json(*path, {});
+  if (auto path = args.get("--plot")) cmp::write_svg(*path, {}, "hreduce bench");
+  cmp::SamplingOptions sampling;
+  sampling.min_seconds = min_seconds;
+  sampling.settle_seconds = args.get_int("--settle-us", 10000, 0) / 1e6;
+  std::printf("context: single-thread memcpy %.1f GB/s (read + write, %s)\n",
+              memcpy_gbps(sizes.back()), human_bytes(sizes.back()).c_str());
+  std::printf("columns ×baseline: baseline time / hreduce time (> 1: hreduce faster; ×limit: "
+              "fraction of the least-traffic kernel's speed)\n");
+  print_header(implementations);
+  std::vector<cmp::Record> records;
+  bool all_right = true;
+  ProgressBar progress(static_cast<int>(cases.size()));
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const cmp::Case& c = cases[k];
+    progress.show(static_cast<int>(k), std::string(cmp::name_of(c.collective)) + " " + c.type +
+                                           " " + human_bytes(c.bytes_per_member));
+    cmp::CaseResult result = cmp::measure_case(team, c, implementations, sampling);
+    progress.clear();
+    print_row(c, result, implementations);
+    all_right &= result.wrong.empty();
+    records.insert(records.end(), result.records.begin(), result.records.end());
+  }
+  progress.clear();
+  if (auto path = args.get("--json")) cmp::write_json(*path, records);
+  if (auto path = args.get("--plot")) {
+    cmp::write_svg(*path, records,
+                   "hreduce bench: " + std::to_string(team.size()) + " members on " +
+                       team.topology().source());
+  }
+  if (!all_right) {
+    std::fprintf(stderr, "hreduce bench: some results differ from the sequential oracle\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace hreduce::cli

@@ -1,0 +1,52 @@
+// The implementations a comparison run measures side by side. Each runner
+// owns nothing but its threads' setup; the buffers are the Problem's, shared
+// by every implementation so that all of them touch the same memory.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "hreduce/team.hpp"
+#include "src/compare/problem.hpp"
+
+namespace hreduce::detail::compare {
+
+enum class Implementation { hreduce, openmp_reduction, openmp_sliced, tbb, limit };
+inline constexpr Implementation kImplementations[] = {
+    Implementation::hreduce, Implementation::openmp_reduction, Implementation::openmp_sliced,
+    Implementation::tbb, Implementation::limit};
+
+std::string_view name_of(Implementation implementation);
+
+// OpenMP's array-section reduction exists for reduce and allreduce only.
+bool implements(Implementation implementation, Collective collective);
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  // Runs `calls` back-to-back collectives on the Problem's buffers and
+  // returns the seconds from a barrier before the first call to a barrier
+  // after the last, on the clock of the first thread.
+  virtual double seconds_for(int calls) = 0;
+};
+
+// Every runner uses the team's members count and placement: its threads are
+// pinned where the team's members are (when the topology is this machine).
+template <class T>
+std::unique_ptr<Runner> make_runner(Implementation implementation, Team& team, Problem<T>& problem);
+
+template <class T>
+std::unique_ptr<Runner> make_hreduce_runner(Team& team, Problem<T>& problem);
+template <class T>
+std::unique_ptr<Runner> make_openmp_reduction_runner(Team& team, Problem<T>& problem);
+template <class T>
+std::unique_ptr<Runner> make_openmp_sliced_runner(Team& team, Problem<T>& problem);
+template <class T>
+std::unique_ptr<Runner> make_tbb_runner(Team& team, Problem<T>& problem);
+template <class T>
+std::unique_ptr<Runner> make_limit_runner(Team& team, Problem<T>& problem);
+
+// One thread copying `bytes` (context for the limit: what a single core moves).
+double memcpy_seconds(std::size_t bytes, int calls);
+
+}  // namespace hreduce::detail::compare

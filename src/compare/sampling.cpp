@@ -1,0 +1,70 @@
+#include "src/compare/sampling.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace hreduce::detail::compare {
+namespace {
+
+double quantile(const std::vector<double>& sorted, double q) {
+  const double at = q * (sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(at);
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (sorted[above] - sorted[below]) * (at - below);
+}
+
+void settle(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+// The batch a runner needs for one sample to last `seconds`.
+int calibrate(Runner& runner, const SamplingOptions& options) {
+  const double seconds = options.sample_seconds;
+  int calls = 1;
+  while (calls < (1 << 22)) {
+    settle(options.settle_seconds);
+    const double took = runner.seconds_for(calls);
+    if (took >= seconds) break;
+    const double factor = took > 0 ? seconds / took : 16;
+    calls = static_cast<int>(std::min(calls * std::clamp(factor * 1.2, 2.0, 16.0), double{1 << 22}));
+  }
+  return calls;
+}
+
+}  // namespace
+
+Summary summarize(std::vector<double> per_call_seconds) {
+  Summary s;
+  if (per_call_seconds.empty()) return s;
+  std::sort(per_call_seconds.begin(), per_call_seconds.end());
+  s.median = quantile(per_call_seconds, 0.5);
+  s.p25 = quantile(per_call_seconds, 0.25);
+  s.p75 = quantile(per_call_seconds, 0.75);
+  s.samples = static_cast<int>(per_call_seconds.size());
+  return s;
+}
+
+std::vector<Summary> sample_interleaved(const std::vector<Runner*>& runners,
+                                        const SamplingOptions& options) {
+  std::vector<int> batch;
+  for (Runner* r : runners) batch.push_back(calibrate(*r, options));
+  std::vector<std::vector<double>> samples(runners.size());
+  double timed = 0;  // settling does not count towards min_seconds
+  for (int round = 0; round < options.max_samples; ++round) {
+    if (round >= options.min_samples && timed >= options.min_seconds) break;
+    // Rotate who goes first, so no implementation always follows the same one.
+    for (std::size_t k = 0; k < runners.size(); ++k) {
+      const std::size_t i = (k + round) % runners.size();
+      settle(options.settle_seconds);
+      const double seconds = runners[i]->seconds_for(batch[i]);
+      timed += seconds;
+      samples[i].push_back(seconds / batch[i]);
+    }
+  }
+  std::vector<Summary> result;
+  for (auto& s : samples) result.push_back(summarize(std::move(s)));
+  return result;
+}
+
+}  // namespace hreduce::detail::compare

@@ -1,0 +1,36 @@
+// Interleaved sampling: the implementations of one case take turns, one
+// sample each per round, so that drift on a noisy machine (frequency, other
+// load) hits all of them alike, and ratios come from one run.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "src/compare/runner.hpp"
+
+namespace hreduce::detail::compare {
+
+struct SamplingOptions {
+  double min_seconds = 0.15;   // per case, timed samples of all implementations together
+  int min_samples = 7;         // per implementation
+  int max_samples = 101;
+  double sample_seconds = 1e-3;  // a sample's batch grows until it lasts this long
+  // Idle time before each sample. OpenMP and oneTBB workers keep spinning
+  // for milliseconds after their work ends (libgomp: GOMP_SPINCOUNT), and on
+  // a machine with few cores they would steal the next sample's cores.
+  double settle_seconds = 0.01;
+};
+
+struct Summary {
+  double median = 0, p25 = 0, p75 = 0;  // seconds per call
+  int samples = 0;
+  double spread() const { return median > 0 ? (p75 - p25) / median : 0; }
+};
+
+// Per-call seconds of each runner, in the order given.
+std::vector<Summary> sample_interleaved(const std::vector<Runner*>& runners,
+                                        const SamplingOptions& options);
+
+Summary summarize(std::vector<double> per_call_seconds);
+
+}  // namespace hreduce::detail::compare

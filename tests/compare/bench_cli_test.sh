@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# `hreduce bench` comparison mode end to end: a short run over every
+# collective must print an "ok" row per case, write a JSON file with a record
+# per case × implementation and an SVG with a panel per (collective, type);
+# bad options must fail with a message that names what was wrong.
+#
+# bench_cli_test.sh [HREDUCE_BINARY]  (default: the runfiles' //:hreduce)
+set -uo pipefail
+
+hreduce="${1:-${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-}/hreduce}"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# Absolute, since the bad-input runs below start in ${tmp}.
+[[ "${hreduce}" == /* ]] || hreduce="${PWD}/${hreduce}"
+if [[ ! -x "${hreduce}" ]]; then
+  echo "FAIL: no hreduce binary at '${hreduce}'"
+  exit 1
+fi
+
+python=""
+for candidate in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
+  if [[ -n "${candidate}" && -x "${candidate}" ]]; then
+    python="${candidate}"
+    break
+  fi
+done
+
+# --- A short comparison run --------------------------------------------------
+
+json="${tmp}/r.json"
+svg="${tmp}/p.svg"
+out="${tmp}/bench.out"
+err="${tmp}/bench.err"
+rm -f "${json}" "${svg}"
+"${hreduce}" bench --max-bytes 4096 --min-time-ms 1 --settle-us 0 \
+  --json "${json}" --plot "${svg}" >"${out}" 2>"${err}"
+rc=$?
+echo "--- hreduce bench output (exit ${rc}):"
+cat "${out}"
+echo "--- stderr:"
+cat "${err}"
+echo "---"
+
+[[ ${rc} -eq 0 ]] || fail "hreduce bench exited ${rc}"
+grep -q "WRONG" "${out}" && fail "the table reports a WRONG result"
+grep -q "differ from the sequential oracle" "${err}" && fail "stderr reports results that differ"
+grep -qE "terminate called|Segmentation|Aborted" "${err}" && fail "hreduce bench crashed"
+
+# Table rows: the first column a collective, the last the check.
+collectives="reduce allreduce reduce_scatter_block scan exscan"
+rows=$(grep -cE '^(reduce|allreduce|reduce_scatter_block|scan|exscan) ' "${out}")
+for c in ${collectives}; do
+  n=$(grep -cE "^${c} " "${out}")
+  [[ ${n} -ge 1 ]] || fail "the table has no row for ${c}"
+  bad=$(grep -E "^${c} " "${out}" | grep -vcE ' ok$')
+  [[ ${bad} -eq 0 ]] || fail "${bad} row(s) of ${c} do not end in 'ok'"
+done
+members=$(sed -nE 's/^hreduce bench: ([0-9]+) members in 1 process.*/\1/p' "${out}")
+[[ -n "${members}" ]] || fail "the header line does not say how many members"
+
+# --- The JSON file -------------------------------------------------------------
+
+if [[ ! -s "${json}" ]]; then
+  fail "no JSON file at ${json}"
+elif [[ -n "${python}" ]]; then
+  if ! "${python}" - "${json}" "${rows}" "${members:-0}" <<'EOF'
+import json, sys
+path, rows, members = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+problems = []
+with open(path) as f:
+    records = json.load(f)  # raises on invalid JSON
+if not isinstance(records, list) or not records:
+    sys.exit("the JSON is not a non-empty array")
+implementations = ["hreduce", "openmp_reduction", "openmp_sliced", "tbb", "limit"]
+collectives = ["reduce", "allreduce", "reduce_scatter_block", "scan", "exscan"]
+fields = {"collective": str, "implementation": str, "type": str, "op": str, "members": int,
+          "bytes_per_member": int, "median_seconds": (int, float), "gbps": (int, float),
+          "spread": (int, float), "samples": int}
+cases = {}  # (collective, type, bytes) -> implementations, in order
+for i, r in enumerate(records):
+    malformed = False
+    for key, kind in fields.items():
+        if key not in r:
+            problems.append(f"record {i} lacks {key}: {r}")
+            malformed = True
+        elif not isinstance(r[key], kind) or isinstance(r[key], bool):
+            problems.append(f"record {i}: {key} is {r[key]!r}")
+            malformed = True
+    if malformed:
+        continue
+    for key in ("members", "bytes_per_member", "median_seconds", "gbps", "samples"):
+        if not r[key] > 0:
+            problems.append(f"record {i}: {key} = {r[key]!r} is not positive")
+    if r["spread"] < 0:
+        problems.append(f"record {i}: negative spread {r['spread']}")
+    if members and r["members"] != members:
+        problems.append(f"record {i}: members {r['members']}, the header says {members}")
+    if r["bytes_per_member"] > 4096:
+        problems.append(f"record {i}: {r['bytes_per_member']} bytes per member > --max-bytes 4096")
+    if r["collective"] not in collectives:
+        problems.append(f"record {i}: unknown collective {r['collective']!r}")
+    if r["implementation"] not in implementations:
+        problems.append(f"record {i}: unknown implementation {r['implementation']!r}")
+    want_op = "minloc" if r["type"] == "double_int" else "sum"
+    if r["op"] != want_op:
+        problems.append(f"record {i}: op {r['op']!r} for type {r['type']!r}")
+    cases.setdefault((r["collective"], r["type"], r["bytes_per_member"]), []).append(r["implementation"])
+
+for c in collectives:
+    types = sorted({t for (cc, t, _) in cases if cc == c})
+    want_types = sorted(["double", "int32", "double_int"] if c == "allreduce" else ["double"])
+    if types != want_types:
+        problems.append(f"{c}: types {types}, want {want_types}")
+    for t in types:
+        sizes = sorted(b for (cc, tt, b) in cases if cc == c and tt == t)
+        if len(sizes) < 2:
+            problems.append(f"{c} {t}: only sizes {sizes}")
+    want = [i for i in implementations if c in ("reduce", "allreduce") or i != "openmp_reduction"]
+    for (cc, t, b), got in cases.items():
+        if cc == c and got != want:
+            problems.append(f"{c} {t} {b} B: implementations {got}, want {want}")
+if len(cases) != rows:
+    problems.append(f"{len(cases)} cases in the JSON but {rows} rows in the table")
+for p in problems[:20]:
+    print("FAIL:", p)
+sys.exit(1 if problems else 0)
+EOF
+  then
+    fail "the JSON file does not hold the expected records"
+  fi
+else
+  # No Python: a coarser check with grep.
+  echo "note: no python3, checking the JSON with grep"
+  head -c1 "${json}" | grep -q '\[' || fail "the JSON does not start with ["
+  for c in ${collectives}; do
+    for i in hreduce openmp_sliced tbb limit; do
+      grep -q "\"collective\": \"${c}\", \"implementation\": \"${i}\"" "${json}" ||
+        fail "no JSON record for ${c} by ${i}"
+    done
+  done
+  for c in reduce allreduce; do
+    grep -q "\"collective\": \"${c}\", \"implementation\": \"openmp_reduction\"" "${json}" ||
+      fail "no JSON record for ${c} by openmp_reduction"
+  done
+  for c in reduce_scatter_block scan exscan; do
+    grep -q "\"collective\": \"${c}\", \"implementation\": \"openmp_reduction\"" "${json}" &&
+      fail "openmp_reduction has a JSON record for ${c}"
+  done
+  for t in double int32 double_int; do
+    grep -q "\"collective\": \"allreduce\", .*\"type\": \"${t}\"" "${json}" ||
+      fail "no JSON record for allreduce of ${t}"
+  done
+  grep -qE '"(median_seconds|gbps)": (0[,}]|-|null)' "${json}" && fail "a time or rate is not positive"
+fi
+
+# --- The SVG plot --------------------------------------------------------------
+
+if [[ ! -s "${svg}" ]]; then
+  fail "no SVG file at ${svg}"
+else
+  head -c 64 "${svg}" | grep -qE '^(<\?xml|<svg)' || fail "the SVG starts with neither <?xml nor <svg"
+  grep -q '</svg>' "${svg}" || fail "the SVG is not closed"
+  panels=$(grep -o 'class="panel-title"' "${svg}" | wc -l)
+  [[ ${panels} -eq 7 ]] || fail "${panels} panel titles, want 7 (5 collectives, 3 types of allreduce)"
+  for title in "reduce (double)" "allreduce (double)" "allreduce (int32)" "allreduce (double_int)" \
+    "reduce_scatter_block (double)" "scan (double)" "exscan (double)"; do
+    n=$(grep -oF ">${title}<" "${svg}" | wc -l)
+    [[ ${n} -eq 1 ]] || fail "panel title '${title}' appears ${n} times, want once"
+  done
+fi
+
+# --- Bad input: a clear message and a non-zero exit ----------------------------
+
+# expect_error PATTERN ARGS...: `hreduce bench ARGS` must exit non-zero and
+# say PATTERN (a fixed string) on stderr.
+expect_error() {
+  local pattern="$1"
+  shift
+  local code=0 before=${failures}
+  (cd "${tmp}" && "${hreduce}" bench --min-time-ms 1 --settle-us 0 "$@") \
+    >"${tmp}/bad.out" 2>"${tmp}/bad.err" || code=$?
+  if [[ ${code} -eq 0 ]]; then
+    fail "'bench $*' exited 0"
+  elif [[ ${code} -gt 128 ]]; then
+    fail "'bench $*' died of signal $((code - 128))"
+  fi
+  if ! grep -qF -- "${pattern}" "${tmp}/bad.err"; then
+    fail "'bench $*': stderr lacks '${pattern}'"
+    cat "${tmp}/bad.err"
+  fi
+  grep -qE "terminate called|Segmentation" "${tmp}/bad.err" && fail "'bench $*' crashed"
+  [[ ${failures} -eq ${before} ]] && echo "ok: 'bench $*' fails with: $(head -1 "${tmp}/bad.err")"
+}
+
+expect_error "'foo'" --implementations foo
+expect_error "--implementations" --implementations hreduce,foo
+expect_error "'float'" --types float
+expect_error "'bogus'" --collectives bogus
+expect_error "/nonexistent-dir/x.json" --collectives reduce --max-bytes 8 \
+  --json /nonexistent-dir/x.json
+expect_error "/nonexistent-dir/p.svg" --collectives reduce --max-bytes 8 \
+  --plot /nonexistent-dir/p.svg
+# --mpi initialises MPI; outside mpirun Open MPI starts as a singleton.
+rm -f "${tmp}/x"
+expect_error "does not go with --mpi" --mpi --json x
+[[ -e "${tmp}/x" ]] && fail "--mpi --json x wrote x"
+
+if [[ ${failures} -ne 0 ]]; then
+  echo "${failures} failure(s)"
+  exit 1
+fi
+echo "all checks passed"
