@@ -1,5 +1,6 @@
 #include "src/compare/comparison.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include "hreduce/error.hpp"

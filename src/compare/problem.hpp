@@ -3,6 +3,7 @@
 // and the sequential oracle each implementation's result is checked against.
 #pragma once
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
