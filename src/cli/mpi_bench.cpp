@@ -15,29 +15,16 @@
 
 #include "hreduce/team.hpp"
 #include "src/cli/bench.hpp"
+#include "src/compare/problem.hpp"
 
 namespace hreduce::cli {
 namespace {
 
-enum class Kind { reduce, allreduce, reduce_scatter_block, scan, exscan };
-constexpr Kind kKinds[] = {Kind::reduce, Kind::allreduce, Kind::reduce_scatter_block, Kind::scan,
-                           Kind::exscan};
-
-const char* name_of(Kind k) {
-  switch (k) {
-    case Kind::reduce: return "reduce";
-    case Kind::allreduce: return "allreduce";
-    case Kind::reduce_scatter_block: return "reduce_scatter_block";
-    case Kind::scan: return "scan";
-    case Kind::exscan: return "exscan";
-  }
-  return "?";
-}
+using detail::compare::Collective;
+using detail::compare::name_of;
 
 // Exact in any order, so the oracle is exact for every algorithm.
-double value(int member, std::size_t i) {
-  return static_cast<double>(static_cast<long>((member * 31 + i * 17 + 5) % 17) - 8) * 0.25;
-}
+double value(int member, std::size_t i) { return detail::compare::Element<double>::value(member, i); }
 
 // This process's members' buffers, by local index (team rank - first).
 struct Buffers {
@@ -47,43 +34,43 @@ struct Buffers {
 
 // One member's call; n is the element count per member (the block size m
 // for reduce_scatter_block, whose input is m·p).
-void call(Member& m, Kind kind, Buffers& b, std::size_t n) {
+void call(Member& m, Collective kind, Buffers& b, std::size_t n) {
   const double* in = b.in[m.rank() - b.first].data();
   double* out = b.out[m.rank() - b.first].data();
   switch (kind) {
-    case Kind::reduce: m.reduce(in, out, n, op::sum, 0); break;
-    case Kind::allreduce: m.allreduce(in, out, n, op::sum); break;
-    case Kind::reduce_scatter_block: m.reduce_scatter_block(in, out, n / m.size(), op::sum); break;
-    case Kind::scan: m.scan(in, out, n, op::sum); break;
-    case Kind::exscan: m.exscan(in, out, n, op::sum); break;
+    case Collective::reduce: m.reduce(in, out, n, op::sum, 0); break;
+    case Collective::allreduce: m.allreduce(in, out, n, op::sum); break;
+    case Collective::reduce_scatter_block: m.reduce_scatter_block(in, out, n / m.size(), op::sum); break;
+    case Collective::scan: m.scan(in, out, n, op::sum); break;
+    case Collective::exscan: m.exscan(in, out, n, op::sum); break;
   }
 }
 
 // Input and output bytes of one call over the whole team.
-double moved_bytes(Kind kind, int p, std::size_t n) {
+double moved_bytes(Collective kind, int p, std::size_t n) {
   const double in = static_cast<double>(p) * n * sizeof(double);
   switch (kind) {
-    case Kind::reduce: return in + n * sizeof(double);
-    case Kind::allreduce:
-    case Kind::scan: return 2 * in;
-    case Kind::reduce_scatter_block: return in + in / p;
-    case Kind::exscan: return in + static_cast<double>(p - 1) * n * sizeof(double);
+    case Collective::reduce: return in + n * sizeof(double);
+    case Collective::allreduce:
+    case Collective::scan: return 2 * in;
+    case Collective::reduce_scatter_block: return in + in / p;
+    case Collective::exscan: return in + static_cast<double>(p - 1) * n * sizeof(double);
   }
   return in;
 }
 
-bool verify(Team& team, Kind kind, Buffers& b, std::size_t n) {
+bool verify(Team& team, Collective kind, Buffers& b, std::size_t n) {
   const int p = team.size();
   for (auto& o : b.out) std::fill(o.begin(), o.end(), -1e300);
   team.run([&](Member& m) { call(m, kind, b, n); });
   const std::size_t block = n / p;
   for (int r = b.first; r < b.first + team.local_size(); ++r) {
-    const std::size_t len = kind == Kind::reduce_scatter_block ? block : n;
-    if (kind == Kind::reduce && r != 0) continue;
-    if (kind == Kind::exscan && r == 0) continue;
+    const std::size_t len = kind == Collective::reduce_scatter_block ? block : n;
+    if (kind == Collective::reduce && r != 0) continue;
+    if (kind == Collective::exscan && r == 0) continue;
     for (std::size_t i = 0; i < len; ++i) {
-      const std::size_t at = kind == Kind::reduce_scatter_block ? r * block + i : i;
-      const int last = kind == Kind::scan ? r : kind == Kind::exscan ? r - 1 : p - 1;
+      const std::size_t at = kind == Collective::reduce_scatter_block ? r * block + i : i;
+      const int last = kind == Collective::scan ? r : kind == Collective::exscan ? r - 1 : p - 1;
       double expected = 0;
       for (int q = 0; q <= last; ++q) expected += value(q, at);
       if (b.out[r - b.first][i] != expected) return false;
@@ -100,7 +87,7 @@ double slowest(double seconds) {
   return max;
 }
 
-double median_seconds_per_call(Team& team, Kind kind, Buffers& b, std::size_t n,
+double median_seconds_per_call(Team& team, Collective kind, Buffers& b, std::size_t n,
                                 double min_seconds) {
   using clock = std::chrono::steady_clock;
   int batch = 1;
@@ -146,16 +133,16 @@ int run_mpi_bench(Team& team, const CollectiveOptions& collectives,
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return all != 0;
   };
-  for (Kind kind : kKinds) {
-    say("  %s\n", team.explain(name_of(kind), sizes.back()).c_str());
+  for (Collective kind : detail::compare::kCollectives) {
+    say("  %s\n", team.explain(std::string(name_of(kind)), sizes.back()).c_str());
   }
   say("%-22s %14s %12s %10s %10s %8s\n", "collective", "bytes/member", "median us", "GB/s",
       "algorithm", "check");
   bool all_ok = true;
-  for (Kind kind : kKinds) {
+  for (Collective kind : detail::compare::kCollectives) {
     for (std::size_t bytes : sizes) {
       std::size_t n = bytes / sizeof(double);
-      if (kind == Kind::reduce_scatter_block) n = std::max<std::size_t>(n / p, 1) * p;
+      if (kind == Collective::reduce_scatter_block) n = std::max<std::size_t>(n / p, 1) * p;
       Buffers b;
       b.first = team.member(0).rank();
       for (int r = b.first; r < b.first + team.local_size(); ++r) {
@@ -167,12 +154,12 @@ int run_mpi_bench(Team& team, const CollectiveOptions& collectives,
       all_ok &= ok;
       const double seconds = median_seconds_per_call(team, kind, b, n, min_seconds);
       const Algorithm algorithm = collectives.algorithm;
-      const bool tree = (kind == Kind::reduce || kind == Kind::allreduce) &&
+      const bool tree = (kind == Collective::reduce || kind == Collective::allreduce) &&
                         (algorithm == Algorithm::tree ||
                          (algorithm == Algorithm::automatic &&
                           p >= collectives.tree_min_members &&
                           n * sizeof(double) <= collectives.tree_max_bytes));
-      say("%-22s %14s %12.2f %10.2f %10s %8s\n", name_of(kind),
+      say("%-22s %14s %12.2f %10.2f %10s %8s\n", std::string(name_of(kind)).c_str(),
           human_bytes(n * sizeof(double)).c_str(), seconds * 1e6,
           moved_bytes(kind, p, n) / seconds / 1e9, tree ? "tree" : "sliced", ok ? "ok" : "WRONG");
       std::fflush(stdout);
