@@ -250,18 +250,6 @@ inline void set_counters(benchmark::State& state, double moved_bytes_per_call, c
 
 // ----------------------------------------------------------- the case ---
 
-// Elements per member for `bytes`: at least one, and for
-// reduce_scatter_block a multiple of the members (equal blocks), as
-// src/compare/comparison.cpp sizes its cases.
-template <class T>
-std::size_t element_count(Collective collective, int members, std::int64_t bytes) {
-  std::size_t n = std::max<std::size_t>(1, static_cast<std::size_t>(bytes) / sizeof(T));
-  if (collective == Collective::reduce_scatter_block) {
-    n = std::max<std::size_t>(n / members, 1) * members;
-  }
-  return n;
-}
-
 struct CaseKey {
   Collective collective;
   int members;
@@ -280,7 +268,7 @@ class PreparedCase final : public Suite::CaseSlot {
   PreparedCase(const CaseKey& key, Team& team)
       : key(key),
         problem(key.collective, key.members,
-                element_count<T>(key.collective, key.members, key.bytes)),
+                cmp::element_count<T>(key.collective, key.members, static_cast<std::size_t>(key.bytes))),
         team_(team) {}
 
   // Builds the implementation's runner, checks its result, then sizes its

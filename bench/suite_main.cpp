@@ -15,6 +15,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/suite.hpp"
+#include "src/compare/text_output.hpp"
 
 namespace hreduce::bench {
 namespace {
@@ -186,12 +187,6 @@ class RatioReporter final : public benchmark::ConsoleReporter {
 
 // ----------------------------------------------------------- ratio table ---
 
-std::string human_bytes(std::int64_t bytes) {
-  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= (1 << 10) && bytes % (1 << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " B";
-}
-
 constexpr Implementation kBaselines[] = {Implementation::openmp_reduction,
                                          Implementation::openmp_sliced, Implementation::tbb,
                                          Implementation::limit};
@@ -208,7 +203,7 @@ void print_row(std::FILE* out, const Family& family, const RowKey& key,
   const auto ours = by.find("hreduce");
   const bool have_ours = ours != by.end() && ours->second.seconds > 0;
   std::fprintf(out, "%-21s %-7s %7d %8s", family.collective.c_str(), family.type.c_str(),
-               key.members, human_bytes(key.bytes).c_str());
+               key.members, cmp::human_bytes(static_cast<std::size_t>(key.bytes)).c_str());
   if (have_ours) {
     const Median& m = ours->second;
     std::fprintf(out, " %11.3f %8.2f", m.seconds * 1e6, m.gbps);
@@ -246,7 +241,7 @@ void print_ratio_table(std::FILE* out, const Rows& rows) {
       if (m == by.end() || m->second.seconds <= 0) continue;
       char line[128];
       std::snprintf(line, sizeof line, "  %8s: %8.2f GB/s (%.3f us)",
-                    human_bytes(key.bytes).c_str(), m->second.gbps, m->second.seconds * 1e6);
+                    cmp::human_bytes(static_cast<std::size_t>(key.bytes)).c_str(), m->second.gbps, m->second.seconds * 1e6);
       memcpy_lines.emplace_back(line);
       continue;
     }

@@ -26,6 +26,7 @@
 #include "src/compare/record.hpp"
 #include "src/compare/runner.hpp"
 #include "src/compare/sampling.hpp"
+#include "src/compare/text_output.hpp"
 #include "src/compare/timing.hpp"
 
 namespace hreduce::bench {
@@ -119,17 +120,9 @@ class FlatMpi {
     std::fill(out_.begin(), out_.end(), cmp::Element<T>::identity());
     call();
     bool right = true;
-    const bool defined = collective_ == cmp::Collective::reduce   ? rank_ == 0
-                         : collective_ == cmp::Collective::exscan ? rank_ > 0
-                                                                  : true;
-    for (std::size_t i = 0; defined && i < out_.size(); ++i) {
-      const std::size_t at = collective_ == cmp::Collective::reduce_scatter_block ? rank_ * out_.size() + i : i;
-      const int last = collective_ == cmp::Collective::scan     ? rank_
-                       : collective_ == cmp::Collective::exscan ? rank_ - 1
-                                                                : p_ - 1;
-      T expected = cmp::Element<T>::value(0, at);
-      for (int q = 1; q <= last; ++q) expected = cmp::Element<T>::combine(expected, cmp::Element<T>::value(q, at));
-      right &= out_[i] == expected;
+    const std::size_t block = count_ / p_;
+    for (std::size_t i = 0; cmp::has_output(collective_, rank_) && i < out_.size(); ++i) {
+      right &= out_[i] == cmp::expected_output<T>(collective_, p_, rank_, i, block);
     }
     int mine = right, all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -231,24 +224,11 @@ class Duel {
   std::unique_ptr<cmp::Runner> hreduce_;
 };
 
-std::string human_bytes(std::size_t bytes) {
-  char text[32];
-  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) {
-    std::snprintf(text, sizeof text, "%zu MiB", bytes >> 20);
-  } else if (bytes >= 1024 && bytes % 1024 == 0) {
-    std::snprintf(text, sizeof text, "%zu KiB", bytes >> 10);
-  } else {
-    std::snprintf(text, sizeof text, "%zu B", bytes);
-  }
-  return text;
-}
-
 template <class T>
 bool run_case(Team* team, cmp::Collective collective, std::size_t bytes, const Settings& settings,
               std::vector<cmp::Record>& records) {
   const int p = world_size();
-  std::size_t count = std::max<std::size_t>(1, bytes / sizeof(T));
-  if (collective == cmp::Collective::reduce_scatter_block) count = std::max<std::size_t>(count / p, 1) * p;
+  const std::size_t count = cmp::element_count<T>(collective, p, bytes);
   Duel<T> duel(team, collective, count, settings);
   const bool right = duel.right();
   const auto [mpi, ours] = duel.sample();
@@ -270,7 +250,7 @@ bool run_case(Team* team, cmp::Collective collective, std::size_t bytes, const S
   }
   std::printf("%-21s %-10s %8s %11.2f %11.2f %8.2f %8.2f %9.2f  %s\n",
               std::string(cmp::name_of(collective)).c_str(), std::string(cmp::Element<T>::type).c_str(),
-              human_bytes(count * sizeof(T)).c_str(), ours.median * 1e6, mpi.median * 1e6,
+              cmp::human_bytes(count * sizeof(T)).c_str(), ours.median * 1e6, mpi.median * 1e6,
               moved / ours.median / 1e9, moved / mpi.median / 1e9, mpi.median / ours.median,
               right ? "ok" : "WRONG");
   std::fflush(stdout);

@@ -16,8 +16,6 @@ namespace hreduce::cli {
 // itself when the steps miss it.
 std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step);
 
-std::string human_bytes(std::size_t bytes);
-
 // Both return the process's exit status: non-zero when a result was wrong.
 int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>& sizes,
                    double min_seconds);

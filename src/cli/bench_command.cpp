@@ -64,18 +64,6 @@ std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step) {
   return sizes;
 }
 
-std::string human_bytes(std::size_t bytes) {
-  char text[32];
-  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) {
-    std::snprintf(text, sizeof text, "%zu MiB", bytes >> 20);
-  } else if (bytes >= 1024 && bytes % 1024 == 0) {
-    std::snprintf(text, sizeof text, "%zu KiB", bytes >> 10);
-  } else {
-    std::snprintf(text, sizeof text, "%zu B", bytes);
-  }
-  return text;
-}
-
 int bench_command(const std::vector<std::string>& argv) {
   std::set<std::string> valued = machine_valued_options();
   valued.insert({"--max-bytes", "--min-time-ms", "--step", "--algorithm", "--tree",

@@ -13,6 +13,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/cli/bench.hpp"
+#include "src/compare/text_output.hpp"
 #include "src/cli/progress.hpp"
 #include "src/compare/comparison.hpp"
 #include "src/compare/record.hpp"
@@ -114,7 +115,7 @@ void print_row(const cmp::Case& c, const cmp::CaseResult& result,
                const std::vector<cmp::Implementation>& implementations) {
   const cmp::Record& ours = result.records.front();
   std::printf("%-21s %-10s %8s %11.2f %8.2f %6.0f%%", ours.collective.c_str(), c.type.c_str(),
-              human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6, ours.gbps,
+              cmp::human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6, ours.gbps,
               ours.spread * 100);
   for (std::size_t i = 1; i < implementations.size(); ++i) {
     const cmp::Record* theirs = nullptr;
@@ -156,7 +157,7 @@ int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>&
   sampling.min_seconds = min_seconds;
   sampling.settle_seconds = args.get_int("--settle-us", 10000, 0) / 1e6;
   std::printf("context: single-thread memcpy %.1f GB/s (read + write, %s)\n",
-              memcpy_gbps(sizes.back()), human_bytes(sizes.back()).c_str());
+              memcpy_gbps(sizes.back()), cmp::human_bytes(sizes.back()).c_str());
   std::printf("columns ×baseline: baseline time / hreduce time (> 1: hreduce faster; ×limit: "
               "fraction of the least-traffic kernel's speed)\n");
   print_header(implementations);
@@ -166,7 +167,7 @@ int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>&
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const cmp::Case& c = cases[k];
     progress.show(static_cast<int>(k), std::string(cmp::name_of(c.collective)) + " " + c.type +
-                                           " " + human_bytes(c.bytes_per_member));
+                                           " " + cmp::human_bytes(c.bytes_per_member));
     cmp::CaseResult result = cmp::measure_case(team, c, implementations, sampling);
     progress.clear();
     print_row(c, result, implementations);

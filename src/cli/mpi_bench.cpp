@@ -15,6 +15,7 @@
 
 #include "hreduce/team.hpp"
 #include "src/cli/bench.hpp"
+#include "src/compare/text_output.hpp"
 #include "src/compare/problem.hpp"
 
 namespace hreduce::cli {
@@ -65,15 +66,12 @@ bool verify(Team& team, Collective kind, Buffers& b, std::size_t n) {
   team.run([&](Member& m) { call(m, kind, b, n); });
   const std::size_t block = n / p;
   for (int r = b.first; r < b.first + team.local_size(); ++r) {
+    if (!detail::compare::has_output(kind, r)) continue;
     const std::size_t len = kind == Collective::reduce_scatter_block ? block : n;
-    if (kind == Collective::reduce && r != 0) continue;
-    if (kind == Collective::exscan && r == 0) continue;
     for (std::size_t i = 0; i < len; ++i) {
-      const std::size_t at = kind == Collective::reduce_scatter_block ? r * block + i : i;
-      const int last = kind == Collective::scan ? r : kind == Collective::exscan ? r - 1 : p - 1;
-      double expected = 0;
-      for (int q = 0; q <= last; ++q) expected += value(q, at);
-      if (b.out[r - b.first][i] != expected) return false;
+      if (b.out[r - b.first][i] != detail::compare::expected_output<double>(kind, p, r, i, block)) {
+        return false;
+      }
     }
   }
   return true;
@@ -141,8 +139,7 @@ int run_mpi_bench(Team& team, const CollectiveOptions& collectives,
   bool all_ok = true;
   for (Collective kind : detail::compare::kCollectives) {
     for (std::size_t bytes : sizes) {
-      std::size_t n = bytes / sizeof(double);
-      if (kind == Collective::reduce_scatter_block) n = std::max<std::size_t>(n / p, 1) * p;
+      const std::size_t n = detail::compare::element_count<double>(kind, p, bytes);
       Buffers b;
       b.first = team.member(0).rank();
       for (int r = b.first; r < b.first + team.local_size(); ++r) {
@@ -160,7 +157,7 @@ int run_mpi_bench(Team& team, const CollectiveOptions& collectives,
                           p >= collectives.tree_min_members &&
                           n * sizeof(double) <= collectives.tree_max_bytes));
       say("%-22s %14s %12.2f %10.2f %10s %8s\n", std::string(name_of(kind)).c_str(),
-          human_bytes(n * sizeof(double)).c_str(), seconds * 1e6,
+          detail::compare::human_bytes(n * sizeof(double)).c_str(), seconds * 1e6,
           moved_bytes(kind, p, n) / seconds / 1e9, tree ? "tree" : "sliced", ok ? "ok" : "WRONG");
       std::fflush(stdout);
     }

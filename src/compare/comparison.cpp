@@ -9,15 +9,6 @@ namespace hreduce::detail::compare {
 namespace {
 
 template <class T>
-std::size_t element_count(Collective collective, int members, std::size_t bytes) {
-  std::size_t n = std::max<std::size_t>(1, bytes / sizeof(T));
-  if (collective == Collective::reduce_scatter_block) {
-    n = std::max<std::size_t>(n / members, 1) * members;
-  }
-  return n;
-}
-
-template <class T>
 CaseResult measure(Team& team, const Case& c, const std::vector<Implementation>& implementations,
                    const SamplingOptions& sampling) {
   const int p = team.local_size();

@@ -9,6 +9,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/compare/record.hpp"
+#include "src/compare/text_output.hpp"
 
 namespace hreduce::detail::compare {
 namespace {
@@ -84,23 +85,6 @@ std::string object_of(const Record& r) {
   append_raw_field(out, "samples", std::to_string(r.samples));
   out += '}';
   return out;
-}
-
-// The same helper lives in svg_plot.cpp; record.hpp is the package's only
-// header and declares the report API alone.
-void write_text_file(const std::string& path, const std::string& text, const char* option) {
-  const auto fail = [&](int error) {
-    throw Error(std::string("hreduce bench: cannot write ") + option + " file '" + path +
-                "': " + std::strerror(error));
-  };
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) fail(errno);
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  const int write_error = errno;
-  // fclose flushes, so a full disk may only show up here.
-  const bool closed = std::fclose(file) == 0;
-  if (!written) fail(write_error);
-  if (!closed) fail(errno);
 }
 
 }  // namespace

@@ -67,6 +67,35 @@ struct Element<MinLoc> {
   static constexpr auto hreduce_op() { return op::minloc; }
 };
 
+// Elements per member for a vector of `bytes`: at least one, and for
+// reduce_scatter_block a multiple of the members (equal blocks).
+template <class T>
+std::size_t element_count(Collective collective, int members, std::size_t bytes) {
+  std::size_t n = std::max<std::size_t>(1, bytes / sizeof(T));
+  if (collective == Collective::reduce_scatter_block) n = std::max<std::size_t>(n / members, 1) * members;
+  return n;
+}
+
+// The sequential oracle: element i of member m's output, a rank-ordered fold
+// of Element<T>::value (block is the reduce_scatter_block block size).
+template <class T>
+T expected_output(Collective collective, int members, int m, std::size_t i, std::size_t block) {
+  const std::size_t at = collective == Collective::reduce_scatter_block ? m * block + i : i;
+  const int last = collective == Collective::scan     ? m
+                   : collective == Collective::exscan ? m - 1
+                                                      : members - 1;
+  T expected = Element<T>::value(0, at);
+  for (int q = 1; q <= last; ++q) expected = Element<T>::combine(expected, Element<T>::value(q, at));
+  return expected;
+}
+
+// Whether member m's output is defined after the call.
+inline bool has_output(Collective collective, int m) {
+  if (collective == Collective::reduce) return m == 0;  // the root
+  if (collective == Collective::exscan) return m > 0;
+  return true;
+}
+
 template <class T>
 struct Problem {
   Problem(Collective c, int p, std::size_t n) : collective(c), members(p), count(n) {
@@ -90,11 +119,7 @@ struct Problem {
     return collective == Collective::reduce_scatter_block ? block() : count;
   }
   // Whether member m's output is defined after the call.
-  bool has_output(int m) const {
-    if (collective == Collective::reduce) return m == root;
-    if (collective == Collective::exscan) return m > 0;
-    return true;
-  }
+  bool has_output(int m) const { return compare::has_output(collective, m); }
   // The bytes the collective must move: every input once, every defined output once.
   double moved_bytes() const {
     double outputs = 0;
@@ -110,13 +135,7 @@ struct Problem {
     for (int m = 0; m < members; ++m) {
       if (!has_output(m)) continue;
       for (std::size_t i = 0; i < output_count(); ++i) {
-        const std::size_t at = collective == Collective::reduce_scatter_block ? m * block() + i : i;
-        const int last = collective == Collective::scan     ? m
-                         : collective == Collective::exscan ? m - 1
-                                                            : members - 1;
-        T expected = Element<T>::value(0, at);
-        for (int q = 1; q <= last; ++q) expected = Element<T>::combine(expected, Element<T>::value(q, at));
-        if (!(out[m][i] == expected)) return m;
+        if (!(out[m][i] == expected_output<T>(collective, members, m, i, block()))) return m;
       }
     }
     return -1;

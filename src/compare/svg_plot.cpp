@@ -15,6 +15,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/compare/record.hpp"
+#include "src/compare/text_output.hpp"
 
 namespace hreduce::detail::compare {
 namespace {
@@ -86,16 +87,6 @@ std::string px(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", value);
   return text;
-}
-
-std::string format_bytes(std::size_t bytes) {
-  constexpr std::size_t kKiB = 1024;
-  constexpr std::size_t kMiB = kKiB * 1024;
-  constexpr std::size_t kGiB = kMiB * 1024;
-  if (bytes >= kGiB && bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";
-  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
-  if (bytes >= kKiB && bytes % kKiB == 0) return std::to_string(bytes / kKiB) + " KiB";
-  return std::to_string(bytes) + " B";
 }
 
 std::string format_gbps(double gbps) {
@@ -289,7 +280,7 @@ void draw_x_axis(std::string& out, const LogScale& x, const PlotArea& area) {
     const double at = x.pixel(e);
     line(out, at, area.top, at, area.bottom, "class=\"grid\" stroke=\"#e0e0e0\"");
     line(out, at, area.bottom, at, area.bottom + 4, "stroke=\"#333\"");
-    text(out, at, area.bottom + 17, format_bytes(std::size_t{1} << e),
+    text(out, at, area.bottom + 17, human_bytes(std::size_t{1} << e),
          "class=\"tick\" text-anchor=\"middle\"");
   }
   text(out, (area.left + area.right) / 2, area.bottom + 38, "bytes per member",
@@ -343,7 +334,7 @@ void draw_series(std::string& out, const Series& series, const Style& style, con
     out += "<circle class=\"marker\" data-implementation=\"" + name + "\" cx=\"" + x_of(p) +
            "\" cy=\"" + y_of(p) + "\" r=\"" + radius + "\" fill=\"" + style.colour + "\">";
     // A browser shows the title on hover: the value without reading the axes.
-    out += "<title>" + name + ": " + escape_xml(format_bytes(p.bytes)) + ", " +
+    out += "<title>" + name + ": " + escape_xml(human_bytes(p.bytes)) + ", " +
            format_gbps(p.gbps) + " GB/s</title></circle>\n";
   }
 }
@@ -420,23 +411,6 @@ void draw_legend(std::string& out, const std::vector<std::string>& implementatio
 int columns_for(std::size_t panels) {
   if (panels <= 1) return 1;
   return panels <= 4 ? 2 : 3;
-}
-
-// The same helper lives in json_report.cpp; record.hpp is the package's only
-// header and declares the report API alone.
-void write_text_file(const std::string& path, const std::string& text, const char* option) {
-  const auto fail = [&](int error) {
-    throw Error(std::string("hreduce bench: cannot write ") + option + " file '" + path +
-                "': " + std::strerror(error));
-  };
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) fail(errno);
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  const int write_error = errno;
-  // fclose flushes, so a full disk may only show up here.
-  const bool closed = std::fclose(file) == 0;
-  if (!written) fail(write_error);
-  if (!closed) fail(errno);
 }
 
 }  // namespace
