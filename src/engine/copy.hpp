@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace hreduce::detail {
 
@@ -20,7 +21,23 @@ namespace hreduce::detail {
     __builtin_memcpy(block, s + i, 64);
     __builtin_memcpy(d + i, block, 64);
   }
-  for (; i < bytes; ++i) d[i] = s[i];
+  // The tail (and whole vectors of a few elements) in at most five moves,
+  // not byte by byte: small collectives copy on every call.
+  const auto move = [&](auto word) {
+    if (i + sizeof(word) <= bytes) {
+      __builtin_memcpy(&word, s + i, sizeof(word));
+      __builtin_memcpy(d + i, &word, sizeof(word));
+      i += sizeof(word);
+    }
+  };
+  struct Bytes32 { unsigned char b[32]; };
+  struct Bytes16 { unsigned char b[16]; };
+  move(Bytes32{});
+  move(Bytes16{});
+  move(std::uint64_t{});
+  move(std::uint32_t{});
+  move(std::uint16_t{});
+  move(std::uint8_t{});
 }
 
 inline void copy_if_distinct(void* to, const void* from, std::size_t bytes) {

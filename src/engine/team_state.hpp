@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,10 +38,16 @@ struct Descriptor {
   CollectiveOptions options;
 };
 
+// Inputs of at most this many bytes per member travel inside the
+// announcement (src/engine/mailbox.cpp): one synchronisation per call
+// instead of two.
+inline constexpr std::size_t kMailboxBytes = 512;
+
 // One per call parity. A member writes slot (seq & 1) for call `seq`; the
 // arrive barrier of call seq+1 guarantees nobody still reads slot (seq & 1)
 // when the member comes back to it for call seq+2.
 struct alignas(kControlAlign) Announcement {
+  // What every other member reads on every call shares the first line.
   std::atomic<std::uint64_t> seq{0};  // = call number once the fields below are set
   std::uint64_t signature = 0;
   bool invalid = false;  // this member's arguments failed its local checks
@@ -48,7 +55,9 @@ struct alignas(kControlAlign) Announcement {
   const void* in = nullptr;
   void* out = nullptr;
   void* total_out = nullptr;  // scan / exscan of a multi-process team
-  Descriptor descriptor;
+  // A copy of the input, for calls small enough to go by mailbox.
+  alignas(64) std::byte payload[kMailboxBytes];
+  Descriptor descriptor;  // read only to word an error
 };
 
 struct MemberControl {
@@ -123,6 +132,8 @@ class TeamState {
   std::vector<std::unique_ptr<MemberState>> members;
   std::unique_ptr<ProcessGroup> group;
   int total_members = 0;  // across all processes
+  // How long waits spin (wait.hpp): short when members share CPUs.
+  int spins = kSpinsAlone;
   // The latest call in which some member's op threw.
   alignas(kControlAlign) std::atomic<std::uint64_t> error_seq{0};
   // Set after a timeout: members are no longer in step.

@@ -38,13 +38,20 @@ inline void publish(std::atomic<std::uint64_t>& word, std::uint64_t value) {
   word.notify_all();
 }
 
+// Spins before a waiter yields. With a core to itself a member spins a few
+// microseconds, the usual wait in a collective. When members outnumber the
+// CPUs, the member it waits for is likely queued behind it on the same CPU:
+// a long spin only delays it (measured on 2 cores, 4 members, 8 B allreduce:
+// 18.5 µs a call with 512 spins).
+inline constexpr int kSpinsAlone = 512;
+inline constexpr int kSpinsShared = 8;
+
 // Returns true once word >= target (with acquire ordering), false if the
 // deadline passed first.
 inline bool wait_at_least(const std::atomic<std::uint64_t>& word, std::uint64_t target,
-                          const Deadline& deadline) {
-  constexpr int kSpins = 512;
+                          const Deadline& deadline, int spins = kSpinsAlone) {
   constexpr int kYields = 64;
-  for (int i = 0; i < kSpins; ++i) {
+  for (int i = 0; i < spins; ++i) {
     if (word.load(std::memory_order_acquire) >= target) return true;
     cpu_relax();
   }

@@ -1,0 +1,90 @@
+// Small vectors by mailbox: one synchronisation per call instead of two.
+//
+// The tree and sliced paths read the other members' buffers where they lie,
+// so a member may return only when everyone is done reading its buffers: a
+// call synchronises twice (arrive, then finish), and for a few cache lines
+// the two rounds of cross-core traffic are most of the time. Here each member
+// copies its input into its own announcement before publishing it; after the
+// arrive barrier and the agreement check (execute.cpp) a member computes its
+// output from those copies and returns at once, because nobody will read its
+// buffers. The copies live in the announcement slot of the call's parity,
+// which a member rewrites only two calls later, after the arrive barrier in
+// between has shown that every member has left this call.
+//
+// Every member folds in rank order, acc = x_0 ∘ x_1 ∘ …, exactly as the
+// sliced path does: the bits are the same whichever path a call takes.
+// Only ops that cannot throw come here: a member that returned early could
+// not learn that another member's op threw.
+#include "src/engine/collectives.hpp"
+#include "src/engine/copy.hpp"
+
+namespace hreduce::detail {
+namespace {
+
+thread_local std::uint64_t calls_on_this_thread = 0;
+
+std::size_t input_bytes(const Call& call, int size) {
+  const std::size_t elements =
+      call.kind == CollectiveKind::reduce_scatter_block ? call.count * size : call.count;
+  return elements * call.op.elem_size;
+}
+
+// out = x_lo ∘ … ∘ x_{hi-1} over elements [first, first + n) of the copies.
+void fold_ranks(const CallContext& ctx, int lo, int hi, std::size_t first, std::size_t n,
+                void* out) {
+  const std::size_t offset = first * ctx.call.op.elem_size;
+  const auto copy_of = [&](int r) { return ctx.of(r).payload + offset; };
+  if (hi - lo == 1) {
+    copy_bytes(out, copy_of(lo), n * ctx.call.op.elem_size);
+    return;
+  }
+  ctx.call.op.apply(copy_of(lo), copy_of(lo + 1), out, n);
+  for (int q = lo + 2; q < hi; ++q) ctx.call.op.apply(out, copy_of(q), out, n);
+}
+
+}  // namespace
+
+bool wants_mailbox(const Call& call, const TeamState& team) {
+  switch (call.kind) {
+    case CollectiveKind::reduce:
+    case CollectiveKind::allreduce:
+    case CollectiveKind::reduce_scatter_block:
+    case CollectiveKind::scan:
+    case CollectiveKind::exscan: break;
+    default: return false;
+  }
+  // Teams spanning processes need the totals and the steps of src/hybrid;
+  // a large team goes down the tree, whose bracketing differs.
+  return !team.group && !call.op.may_throw &&
+         call.options.algorithm == Algorithm::automatic &&
+         team.size() < call.options.tree_min_members &&
+         input_bytes(call, team.size()) <= kMailboxBytes;
+}
+
+std::uint64_t mailbox_calls_on_this_thread() { return calls_on_this_thread; }
+
+void mailbox_collective(const CallContext& ctx) {
+  ++calls_on_this_thread;
+  const Call& call = ctx.call;
+  const int rank = ctx.me.rank;
+  switch (call.kind) {
+    case CollectiveKind::reduce:
+      if (rank == call.root) fold_ranks(ctx, 0, ctx.size(), 0, call.count, call.out);
+      break;
+    case CollectiveKind::allreduce: fold_ranks(ctx, 0, ctx.size(), 0, call.count, call.out); break;
+    case CollectiveKind::reduce_scatter_block:
+      fold_ranks(ctx, 0, ctx.size(), rank * call.count, call.count, call.out);
+      break;
+    case CollectiveKind::scan: fold_ranks(ctx, 0, rank + 1, 0, call.count, call.out); break;
+    case CollectiveKind::exscan:
+      if (rank > 0) fold_ranks(ctx, 0, rank, 0, call.count, call.out);
+      break;
+    default: break;
+  }
+}
+
+void copy_into_mailbox(Announcement& mine, const Call& call, int size) {
+  copy_bytes(mine.payload, call.in, input_bytes(call, size));
+}
+
+}  // namespace hreduce::detail
