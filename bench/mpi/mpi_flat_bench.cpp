@@ -72,14 +72,16 @@ int world_size() {
 }
 
 // A barrier that naps between polls: waiting ranks leave their cores to
-// rank 0's threads.
+// rank 0's threads. A millisecond, not less: every wake-up preempts the
+// hreduce member on that core, and with 50 µs naps hreduce's 8 B calls
+// measured 0.2–2.4 µs instead of the 0.2 µs they take without mpirun.
 void sleepy_barrier() {
   MPI_Request request;
   MPI_Ibarrier(MPI_COMM_WORLD, &request);
   for (int done = 0;;) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) return;
-    const timespec nap{0, 50'000};
+    const timespec nap{0, 1'000'000};
     nanosleep(&nap, nullptr);
   }
 }

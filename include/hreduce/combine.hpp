@@ -27,6 +27,7 @@
 #include <string>
 
 #include "hreduce/error.hpp"
+#include "hreduce/detail/loc_kernel.hpp"
 #include "hreduce/ops.hpp"
 
 namespace hreduce {
@@ -77,6 +78,8 @@ void combine(const T* a, const T* b, T* out, std::size_t n, const Op& op) {
 
   if constexpr (detail::is_vector_user_op_v<Op>) {
     detail::combine_vector_form(a, b, out, n, op.function());
+  } else if constexpr (detail::has_loc_kernel_v<T, Op>) {
+    detail::loc_kernel<Op>(a, b, out, n);
   } else {
     for (std::size_t i = 0; i < n; ++i) out[i] = op(a[i], b[i]);
   }

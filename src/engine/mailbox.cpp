@@ -55,7 +55,7 @@ bool wants_mailbox(const Call& call, const TeamState& team) {
   }
   // Teams spanning processes need the totals and the steps of src/hybrid;
   // a large team goes down the tree, whose bracketing differs.
-  return !team.group && !call.op.may_throw &&
+  return !team.group && !call.op.may_throw && call.count > 0 &&
          call.options.algorithm == Algorithm::automatic &&
          team.size() < call.options.tree_min_members &&
          input_bytes(call, team.size()) <= kMailboxBytes;

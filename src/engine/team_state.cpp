@@ -32,14 +32,19 @@ int default_member_count(const Topology& topology) {
   return cores > 0 ? cores : topology.pu_count();
 }
 
-// More members than this process may run on at once, or two members placed
-// on one PU: some member then waits while the one it waits for has no CPU.
-bool shares_cpus(const Placement& placement) {
-  cpu_set_t allowed;
-  const int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
-                       ? CPU_COUNT(&allowed)
-                       : static_cast<int>(std::thread::hardware_concurrency());
-  if (cpus > 0 && placement.members() > cpus) return true;
+// Two members placed on one PU or, when threads are not pinned to their
+// PUs, more members than the creating thread may run on: some member then
+// waits while the one it waits for has no CPU. (Pinned threads are counted
+// by placement alone: under `mpirun --bind-to core` the creating thread may
+// run on one core while the members are pinned across the node.)
+bool shares_cpus(const Placement& placement, bool pinned) {
+  if (!pinned) {
+    cpu_set_t allowed;
+    const int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0
+                         ? CPU_COUNT(&allowed)
+                         : static_cast<int>(std::thread::hardware_concurrency());
+    if (cpus > 0 && placement.members() > cpus) return true;
+  }
   std::vector<int> pus = placement.pu_of_member;
   std::sort(pus.begin(), pus.end());
   return std::adjacent_find(pus.begin(), pus.end()) != pus.end();
@@ -71,7 +76,7 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
     first_rank = group->first_rank();
     total_members = group->total_members();
   }
-  if (shares_cpus(placement)) spins = kSpinsShared;
+  if (shares_cpus(placement, options.bind && topology.is_this_system())) spins = kSpinsShared;
   controls_ = std::make_unique<MemberControl[]>(p);
   for (int r = 0; r < p; ++r) {
     const int pu = placement.pu_of_member[r];
