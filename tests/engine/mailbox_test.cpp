@@ -184,26 +184,26 @@ TEST_CASE("back-to-back small calls reuse the mailbox slots safely", "[engine][m
 TEST_CASE("ops that may throw, large teams and explicit algorithms skip the mailbox",
           "[engine][mailbox]") {
   const auto plus = make_op<int>([](int a, int b) { return a + b; });
-  auto mailbox_calls = [](Team& team, auto&& body) {
+  // Runs a 2-element allreduce of {1, 2} on every member; returns how many
+  // calls each member made by mailbox, and checks every member's result.
+  auto mailbox_calls = [](Team& team, const auto& op, const CollectiveOptions& options) {
     std::vector<std::uint64_t> calls(team.size());
+    std::vector<std::vector<int>> out(team.size(), std::vector<int>(2));
     team.run([&](Member& m) {
+      const int in[2] = {1, 2};
       const std::uint64_t before = detail::mailbox_calls_on_this_thread();
-      body(m);
+      m.allreduce(in, out[m.rank()].data(), 2, op, options);
       calls[m.rank()] = detail::mailbox_calls_on_this_thread() - before;
     });
+    for (const auto& o : out) CHECK(o == std::vector<int>{team.size(), 2 * team.size()});
     return calls;
   };
-  int in[2] = {1, 2}, out[2] = {0, 0};
   Team small = team_of(3);
-  CHECK(mailbox_calls(small, [&](Member& m) { m.allreduce(in, out, 2, op::sum); }) ==
-        std::vector<std::uint64_t>(3, 1));
-  CHECK(mailbox_calls(small, [&](Member& m) { m.allreduce(in, out, 2, plus); }) ==
-        std::vector<std::uint64_t>(3, 0));
+  CHECK(mailbox_calls(small, op::sum, CollectiveOptions{}) == std::vector<std::uint64_t>(3, 1));
+  CHECK(mailbox_calls(small, plus, CollectiveOptions{}) == std::vector<std::uint64_t>(3, 0));
   CollectiveOptions tree;
   tree.algorithm = Algorithm::tree;
-  CHECK(mailbox_calls(small, [&](Member& m) { m.allreduce(in, out, 2, op::sum, tree); }) ==
-        std::vector<std::uint64_t>(3, 0));
+  CHECK(mailbox_calls(small, op::sum, tree) == std::vector<std::uint64_t>(3, 0));
   Team large = team_of(8);  // automatic sends 8 members down the tree
-  CHECK(mailbox_calls(large, [&](Member& m) { m.allreduce(in, out, 2, op::sum); }) ==
-        std::vector<std::uint64_t>(8, 0));
+  CHECK(mailbox_calls(large, op::sum, CollectiveOptions{}) == std::vector<std::uint64_t>(8, 0));
 }
