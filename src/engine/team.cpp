@@ -37,12 +37,22 @@ int Team::local_size() const { return state_->size(); }
 int Team::processes() const { return state_->group ? state_->group->processes() : 1; }
 
 std::string Team::explain(std::string_view collective, std::size_t bytes_per_member) const {
-  const std::string local = "inside each process: " +
-                            std::string(bytes_per_member <= state_->options.collectives.tree_max_bytes &&
-                                                local_size() >= state_->options.collectives.tree_min_members
-                                            ? "tree"
-                                            : "sliced") +
-                            " over " + std::to_string(local_size()) + " members";
+  // The choice execute_local() makes (execute.cpp, mailbox.cpp) for a
+  // predefined op, from the team's default options.
+  const CollectiveOptions& o = state_->options.collectives;
+  const bool tree_kind = collective == "reduce" || collective == "allreduce";
+  const bool automatic = o.algorithm == Algorithm::automatic;
+  const bool tree = tree_kind && (o.algorithm == Algorithm::tree ||
+                                  (automatic && bytes_per_member <= o.tree_max_bytes &&
+                                   local_size() >= o.tree_min_members));
+  std::string path = tree ? "tree" : "sliced";
+  if (!tree && automatic && !state_->group && collective != "reduce_scatter" &&
+      local_size() < o.tree_min_members && bytes_per_member > 0 &&
+      bytes_per_member <= detail::kMailboxBytes) {
+    path = "mailbox (a user op goes sliced)";
+  }
+  const std::string local =
+      "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
   if (!state_->group) return std::string(collective) + ": " + local;
   for (auto kind : {detail::CollectiveKind::reduce, detail::CollectiveKind::allreduce,
                     detail::CollectiveKind::reduce_scatter, detail::CollectiveKind::reduce_scatter_block,

@@ -207,3 +207,14 @@ TEST_CASE("ops that may throw, large teams and explicit algorithms skip the mail
   Team large = team_of(8);  // automatic sends 8 members down the tree
   CHECK(mailbox_calls(large, op::sum, CollectiveOptions{}) == std::vector<std::uint64_t>(8, 0));
 }
+
+TEST_CASE("explain names the mailbox where a call would take it", "[engine][mailbox]") {
+  Team two = team_of(2);
+  CHECK_THAT(two.explain("reduce", 8), Catch::Contains("mailbox"));
+  CHECK_THAT(two.explain("scan", detail::kMailboxBytes), Catch::Contains("mailbox"));
+  CHECK_THAT(two.explain("scan", detail::kMailboxBytes + 8), Catch::Contains("sliced"));
+  CHECK_THAT(two.explain("reduce_scatter", 8), Catch::Contains("sliced"));
+  Team eight = team_of(8);
+  CHECK_THAT(eight.explain("allreduce", 8), Catch::Contains("tree"));
+  CHECK_THAT(eight.explain("scan", 8), Catch::Contains("sliced"));
+}
