@@ -42,7 +42,7 @@ inline void publish(std::atomic<std::uint64_t>& word, std::uint64_t value) {
 // microseconds, the usual wait in a collective. When members outnumber the
 // CPUs, the member it waits for is likely queued behind it on the same CPU:
 // a long spin only delays it (measured on 2 cores, 4 members, 8 B allreduce:
-// 18.5 µs a call with 512 spins).
+// 18.5 µs a call with 512 spins, 4.0 µs with 8).
 inline constexpr int kSpinsAlone = 512;
 inline constexpr int kSpinsShared = 8;
 
