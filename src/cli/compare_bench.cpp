@@ -6,7 +6,9 @@
 // median and, per baseline, baseline time / hreduce time: above 1 means
 // hreduce is faster; against the limit it is the fraction of the least
 // possible memory traffic's speed that hreduce reaches.
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,23 +34,29 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
-std::vector<cmp::Implementation> chosen_implementations(const Args& args) {
-  std::vector<cmp::Implementation> chosen;
-  const std::string list = args.get("--implementations").value_or(
-      "hreduce,openmp_reduction,openmp_sliced,tbb,limit");
+// The values named in a comma-separated `list`, each one of `all`.
+template <class T, std::size_t N>
+std::vector<T> named_values(const char* option, const std::string& list, const T (&all)[N]) {
+  std::vector<T> chosen;
   for (const std::string& name : split_list(list)) {
-    bool known = false;
-    for (cmp::Implementation i : cmp::kImplementations) {
-      if (cmp::name_of(i) == name) {
-        chosen.push_back(i);
-        known = true;
-      }
+    const auto known = std::find_if(std::begin(all), std::end(all),
+                                    [&](T value) { return cmp::name_of(value) == name; });
+    if (known == std::end(all)) {
+      std::string names;
+      for (T value : all) names += (names.empty() ? "" : ", ") + std::string(cmp::name_of(value));
+      throw Error("hreduce bench: " + std::string(option) + ": '" + name + "' is not one of " +
+                  names);
     }
-    if (!known) {
-      throw Error("hreduce bench: --implementations: '" + name +
-                  "' is not one of hreduce, openmp_reduction, openmp_sliced, tbb, limit");
-    }
+    chosen.push_back(*known);
   }
+  return chosen;
+}
+
+std::vector<cmp::Implementation> chosen_implementations(const Args& args) {
+  const auto chosen = named_values(
+      "--implementations",
+      args.get("--implementations").value_or("hreduce,openmp_reduction,openmp_sliced,tbb,limit"),
+      cmp::kImplementations);
   if (chosen.empty() || chosen.front() != cmp::Implementation::hreduce) {
     throw Error("hreduce bench: --implementations must start with hreduce (ratios are to it)");
   }
@@ -57,21 +65,7 @@ std::vector<cmp::Implementation> chosen_implementations(const Args& args) {
 
 std::vector<cmp::Collective> chosen_collectives(const Args& args) {
   if (!args.has("--collectives")) return {std::begin(cmp::kCollectives), std::end(cmp::kCollectives)};
-  std::vector<cmp::Collective> chosen;
-  for (const std::string& name : split_list(*args.get("--collectives"))) {
-    bool known = false;
-    for (cmp::Collective c : cmp::kCollectives) {
-      if (cmp::name_of(c) == name) {
-        chosen.push_back(c);
-        known = true;
-      }
-    }
-    if (!known) {
-      throw Error("hreduce bench: --collectives: '" + name +
-                  "' is not one of reduce, allreduce, reduce_scatter_block, scan, exscan");
-    }
-  }
-  return chosen;
+  return named_values("--collectives", *args.get("--collectives"), cmp::kCollectives);
 }
 
 // By default double sum for every collective, and int32 sum and MINLOC

@@ -42,13 +42,6 @@ class HreduceRunner final : public Runner {
 
 }  // namespace
 
-template <class T>
-std::unique_ptr<Runner> make_hreduce_runner(Team& team, Problem<T>& problem) {
-  return std::make_unique<HreduceRunner<T>>(team, problem);
-}
-
-template std::unique_ptr<Runner> make_hreduce_runner(Team&, Problem<double>&);
-template std::unique_ptr<Runner> make_hreduce_runner(Team&, Problem<std::int32_t>&);
-template std::unique_ptr<Runner> make_hreduce_runner(Team&, Problem<MinLoc>&);
+HREDUCE_COMPARE_RUNNER(make_hreduce_runner, HreduceRunner);
 
 }  // namespace hreduce::detail::compare

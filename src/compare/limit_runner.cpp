@@ -83,13 +83,6 @@ class LimitRunner final : public Runner {
 
 }  // namespace
 
-template <class T>
-std::unique_ptr<Runner> make_limit_runner(Team& team, Problem<T>& problem) {
-  return std::make_unique<LimitRunner<T>>(team, problem);
-}
-
-template std::unique_ptr<Runner> make_limit_runner(Team&, Problem<double>&);
-template std::unique_ptr<Runner> make_limit_runner(Team&, Problem<std::int32_t>&);
-template std::unique_ptr<Runner> make_limit_runner(Team&, Problem<MinLoc>&);
+HREDUCE_COMPARE_RUNNER(make_limit_runner, LimitRunner);
 
 }  // namespace hreduce::detail::compare

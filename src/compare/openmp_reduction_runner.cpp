@@ -85,13 +85,6 @@ class OpenmpReductionRunner final : public Runner {
 
 }  // namespace
 
-template <class T>
-std::unique_ptr<Runner> make_openmp_reduction_runner(Team& team, Problem<T>& problem) {
-  return std::make_unique<OpenmpReductionRunner<T>>(team, problem);
-}
-
-template std::unique_ptr<Runner> make_openmp_reduction_runner(Team&, Problem<double>&);
-template std::unique_ptr<Runner> make_openmp_reduction_runner(Team&, Problem<std::int32_t>&);
-template std::unique_ptr<Runner> make_openmp_reduction_runner(Team&, Problem<MinLoc>&);
+HREDUCE_COMPARE_RUNNER(make_openmp_reduction_runner, OpenmpReductionRunner);
 
 }  // namespace hreduce::detail::compare

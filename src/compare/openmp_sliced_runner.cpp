@@ -46,13 +46,6 @@ class OpenmpSlicedRunner final : public Runner {
 
 }  // namespace
 
-template <class T>
-std::unique_ptr<Runner> make_openmp_sliced_runner(Team& team, Problem<T>& problem) {
-  return std::make_unique<OpenmpSlicedRunner<T>>(team, problem);
-}
-
-template std::unique_ptr<Runner> make_openmp_sliced_runner(Team&, Problem<double>&);
-template std::unique_ptr<Runner> make_openmp_sliced_runner(Team&, Problem<std::int32_t>&);
-template std::unique_ptr<Runner> make_openmp_sliced_runner(Team&, Problem<MinLoc>&);
+HREDUCE_COMPARE_RUNNER(make_openmp_sliced_runner, OpenmpSlicedRunner);
 
 }  // namespace hreduce::detail::compare

@@ -67,13 +67,6 @@ class TbbRunner final : public Runner {
 
 }  // namespace
 
-template <class T>
-std::unique_ptr<Runner> make_tbb_runner(Team& team, Problem<T>& problem) {
-  return std::make_unique<TbbRunner<T>>(team, problem);
-}
-
-template std::unique_ptr<Runner> make_tbb_runner(Team&, Problem<double>&);
-template std::unique_ptr<Runner> make_tbb_runner(Team&, Problem<std::int32_t>&);
-template std::unique_ptr<Runner> make_tbb_runner(Team&, Problem<MinLoc>&);
+HREDUCE_COMPARE_RUNNER(make_tbb_runner, TbbRunner);
 
 }  // namespace hreduce::detail::compare

@@ -46,13 +46,13 @@ void execute_local(MemberState& me, const Call& call);
 // Tree reduce / allreduce (tree.cpp).
 void tree_reduce(const CallContext& ctx);
 void tree_allreduce(const CallContext& ctx);
-// Whether this call goes by mailbox: every member decides the same from
-// values the agreement check compares (mailbox.cpp).
-bool wants_mailbox(const Call& call, const TeamState& team);
+// Whether this call, with `input_bytes` per member, goes by mailbox: every
+// member decides the same from values the agreement check compares
+// (mailbox.cpp). The member then copies its input into its announcement's
+// payload before publishing it.
+bool wants_mailbox(const Call& call, const TeamState& team, std::size_t input_bytes);
 // Calls this thread has made by mailbox (tests check the path is taken).
 std::uint64_t mailbox_calls_on_this_thread();
-// Copies this member's input into its announcement, before publishing it.
-void copy_into_mailbox(Announcement& mine, const Call& call, int size);
 // The data phase: folds the announced copies, no second synchronisation.
 void mailbox_collective(const CallContext& ctx);
 // Sliced reduce / allreduce / reduce_scatter / scan / exscan (sliced.cpp).

@@ -16,6 +16,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/copy.hpp"
 #include "src/engine/hash.hpp"
 #include "src/engine/process_group.hpp"
 
@@ -316,8 +317,11 @@ void execute_local(MemberState& me, const Call& call) {
                      call.op.elem_size,  call.op.type, call.op.op_type,   call.op.op_name,
                      call.options};
   mine.signature = signature_of(mine.descriptor, team.size());
-  const bool by_mailbox = problem.empty() && wants_mailbox(call, team);
-  if (by_mailbox) copy_into_mailbox(mine, call, team.size());
+  // 0 for invalid arguments, which cannot be measured (counts may be null)
+  // and never go by mailbox.
+  const std::size_t in_n = problem.empty() ? input_elements(call, team.size()) : 0;
+  const bool by_mailbox = wants_mailbox(call, team, in_n * call.op.elem_size);
+  if (by_mailbox) copy_bytes(mine.payload, call.in, in_n * call.op.elem_size);
   publish(mine.seq, seq);
 
   arrive(ctx);
@@ -326,7 +330,7 @@ void execute_local(MemberState& me, const Call& call) {
   }
 
   if (call.kind == CollectiveKind::barrier) return;
-  if (!is_internal(call.kind) && input_elements(call, team.size()) == 0) return;  // n = 0 only synchronises
+  if (!is_internal(call.kind) && in_n == 0) return;  // n = 0 only synchronises
   if (by_mailbox) {
     mailbox_collective(ctx);
     return;

@@ -23,12 +23,6 @@ namespace {
 
 thread_local std::uint64_t calls_on_this_thread = 0;
 
-std::size_t input_bytes(const Call& call, int size) {
-  const std::size_t elements =
-      call.kind == CollectiveKind::reduce_scatter_block ? call.count * size : call.count;
-  return elements * call.op.elem_size;
-}
-
 // out = x_lo ∘ … ∘ x_{hi-1} over elements [first, first + n) of the copies.
 void fold_ranks(const CallContext& ctx, int lo, int hi, std::size_t first, std::size_t n,
                 void* out) {
@@ -44,7 +38,7 @@ void fold_ranks(const CallContext& ctx, int lo, int hi, std::size_t first, std::
 
 }  // namespace
 
-bool wants_mailbox(const Call& call, const TeamState& team) {
+bool wants_mailbox(const Call& call, const TeamState& team, std::size_t input_bytes) {
   switch (call.kind) {
     case CollectiveKind::reduce:
     case CollectiveKind::allreduce:
@@ -55,10 +49,9 @@ bool wants_mailbox(const Call& call, const TeamState& team) {
   }
   // Teams spanning processes need the totals and the steps of src/hybrid;
   // a large team goes down the tree, whose bracketing differs.
-  return !team.group && !call.op.may_throw && call.count > 0 &&
+  return !team.group && !call.op.may_throw && input_bytes > 0 && input_bytes <= kMailboxBytes &&
          call.options.algorithm == Algorithm::automatic &&
-         team.size() < call.options.tree_min_members &&
-         input_bytes(call, team.size()) <= kMailboxBytes;
+         team.size() < call.options.tree_min_members;
 }
 
 std::uint64_t mailbox_calls_on_this_thread() { return calls_on_this_thread; }
@@ -81,10 +74,6 @@ void mailbox_collective(const CallContext& ctx) {
       break;
     default: break;
   }
-}
-
-void copy_into_mailbox(Announcement& mine, const Call& call, int size) {
-  copy_bytes(mine.payload, call.in, input_bytes(call, size));
 }
 
 }  // namespace hreduce::detail

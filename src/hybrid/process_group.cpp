@@ -78,28 +78,30 @@ InterAlgorithm InterProcessGroup::pick(CollectiveKind kind, std::size_t bytes,
 
 Choice InterProcessGroup::choose(CollectiveKind kind, std::size_t bytes, bool commutative) const {
   const int P = two_level() ? layout_.nodes() : layout_.processes();
+  Choice model;  // the cost model's reasoning, for the text only
+  InterAlgorithm forced = InterAlgorithm::automatic;
   switch (kind) {
-    case CollectiveKind::allreduce: {
-      Choice choice = choose_allreduce(P, bytes, commutative, options_.cost);
-      if (options_.allreduce != InterAlgorithm::automatic) {
-        choice.why = "forced by the team's options (the model said: " + choice.why + ")";
-        choice.algorithm = options_.allreduce;
-      }
-      return choice;
-    }
+    case CollectiveKind::allreduce:
+      model = choose_allreduce(P, bytes, commutative, options_.cost);
+      forced = options_.allreduce;
+      break;
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::reduce_scatter_block: {
-      Choice choice = choose_reduce_scatter(layout_.processes(), bytes, commutative, options_.cost);
-      if (options_.reduce_scatter != InterAlgorithm::automatic) {
-        choice.why = "forced by the team's options (the model said: " + choice.why + ")";
-        choice.algorithm = options_.reduce_scatter;
-      }
-      return choice;
-    }
+    case CollectiveKind::reduce_scatter_block:
+      model = choose_reduce_scatter(layout_.processes(), bytes, commutative, options_.cost);
+      forced = options_.reduce_scatter;
+      break;
     case CollectiveKind::scan:
-    case CollectiveKind::exscan: return choose_scan(layout_.processes(), bytes, commutative, options_.cost);
-    default: return choose_reduce(P, bytes, commutative, options_.cost);
+    case CollectiveKind::exscan:
+      model = choose_scan(layout_.processes(), bytes, commutative, options_.cost);
+      break;
+    default: model = choose_reduce(P, bytes, commutative, options_.cost);
   }
+  // The algorithm is pick()'s, the one a call runs; the text explains it.
+  Choice choice{pick(kind, bytes, commutative), model.why};
+  if (forced != InterAlgorithm::automatic) {
+    choice.why = "forced by the team's options (the model said: " + model.why + ")";
+  }
+  return choice;
 }
 
 std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, bool commutative) const {
