@@ -1,7 +1,13 @@
 // The floor under every small-vector team collective on a machine: how long
-// one cache line takes to travel between two cores. Two pinned threads bounce
-// a counter; half the round trip is what a member pays at least to learn that
-// another has arrived.   bazel run //bench:core_to_core [-- CORE_A CORE_B]
+// one cache line takes to travel between two cores.
+//
+//  - round trip: two pinned threads bounce a counter; half of it is what a
+//    member pays at least to learn that another has arrived;
+//  - exchange: both threads publish a value and a counter, then wait for
+//    the other's (what a 2-member mailbox call does, without the rest of
+//    the call), with the value in the counter's cache line or in the next.
+//
+//   bazel run //bench:core_to_core [-- CORE_A CORE_B]
 #include <pthread.h>
 #include <sched.h>
 
@@ -16,11 +22,75 @@ namespace {
 alignas(128) std::atomic<long> ping{0};
 alignas(128) std::atomic<long> pong{0};
 
+// One slot per thread and call parity, like the engine's announcements.
+struct alignas(128) Slot {
+  std::atomic<long> seq{0};
+  double near_value = 0;           // in seq's line
+  alignas(64) double far_value = 0;  // in the next line
+};
+Slot slots[2][2];
+
 void pin(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+double round_trip_seconds(int a, int b, long trips) {
+  ping = 0;
+  pong = 0;
+  std::thread other([&] {
+    pin(b);
+    for (long i = 1; i <= trips; ++i) {
+      while (ping.load(std::memory_order_acquire) < i) {
+      }
+      pong.store(i, std::memory_order_release);
+    }
+  });
+  pin(a);
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 1; i <= trips; ++i) {
+    ping.store(i, std::memory_order_release);
+    while (pong.load(std::memory_order_acquire) < i) {
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  other.join();
+  return seconds;
+}
+
+double exchange_seconds(int a, int b, long calls, bool same_line) {
+  for (auto& pair : slots) {
+    for (auto& slot : pair) slot.seq = 0;
+  }
+  double sums[2] = {0, 0};
+  const auto member = [&](int me, int cpu) {
+    pin(cpu);
+    double sum = 0;
+    for (long k = 1; k <= calls; ++k) {
+      Slot& mine = slots[me][k & 1];
+      (same_line ? mine.near_value : mine.far_value) = static_cast<double>(k + me);
+      mine.seq.store(k, std::memory_order_release);
+      const Slot& other = slots[1 - me][k & 1];
+      while (other.seq.load(std::memory_order_acquire) < k) {
+      }
+      sum += same_line ? other.near_value : other.far_value;
+    }
+    sums[me] = sum;
+  };
+  std::thread other(member, 1, b);
+  const auto start = std::chrono::steady_clock::now();
+  member(0, a);
+  other.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Each side summed the other's values: k + 1 on thread 0, k on thread 1.
+  const double n = static_cast<double>(calls);
+  if (sums[0] != n * (n + 1) / 2 + n || sums[1] != n * (n + 1) / 2) {
+    std::fprintf(stderr, "core_to_core: exchange read a wrong value\n");
+    std::exit(1);
+  }
+  return seconds;
 }
 
 }  // namespace
@@ -30,27 +100,13 @@ int main(int argc, char** argv) {
   const int b = argc > 2 ? std::atoi(argv[2]) : 1;
   constexpr long kTrips = 1'000'000;
   for (int run = 0; run < 3; ++run) {
-    ping = 0;
-    pong = 0;
-    std::thread other([&] {
-      pin(b);
-      for (long i = 1; i <= kTrips; ++i) {
-        while (ping.load(std::memory_order_acquire) < i) {
-        }
-        pong.store(i, std::memory_order_release);
-      }
-    });
-    pin(a);
-    const auto start = std::chrono::steady_clock::now();
-    for (long i = 1; i <= kTrips; ++i) {
-      ping.store(i, std::memory_order_release);
-      while (pong.load(std::memory_order_acquire) < i) {
-      }
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    other.join();
-    std::printf("cores %d <-> %d: round trip %.0f ns, one way %.0f ns\n", a, b,
-                seconds / kTrips * 1e9, seconds / kTrips * 1e9 / 2);
+    const double trip = round_trip_seconds(a, b, kTrips) / kTrips * 1e9;
+    const double near = exchange_seconds(a, b, kTrips, true) / kTrips * 1e9;
+    const double far = exchange_seconds(a, b, kTrips, false) / kTrips * 1e9;
+    std::printf(
+        "cores %d <-> %d: round trip %.0f ns, one way %.0f ns; exchange %.0f ns (value in the "
+        "counter's line), %.0f ns (in the next line)\n",
+        a, b, trip, trip / 2, near, far);
   }
   return 0;
 }

@@ -46,15 +46,29 @@ void execute_local(MemberState& me, const Call& call);
 // Tree reduce / allreduce (tree.cpp).
 void tree_reduce(const CallContext& ctx);
 void tree_allreduce(const CallContext& ctx);
-// Whether this call, with `input_bytes` per member, goes by mailbox: every
-// member decides the same from values the agreement check compares
-// (mailbox.cpp). The member then copies its input into its announcement's
-// payload before publishing it.
-bool wants_mailbox(const Call& call, const TeamState& team, std::size_t input_bytes);
+// Whether this call, with `input_bytes` per member, goes by mailbox
+// (mailbox.cpp): every member decides the same from values the agreement
+// check compares. The member then copies its input into its announcement's
+// payload before publishing it. Inline: every call asks.
+inline bool wants_mailbox(const Call& call, const TeamState& team, std::size_t input_bytes) {
+  switch (call.kind) {
+    case CollectiveKind::reduce:
+    case CollectiveKind::allreduce:
+    case CollectiveKind::reduce_scatter_block:
+    case CollectiveKind::scan:
+    case CollectiveKind::exscan: break;
+    default: return false;
+  }
+  // Teams spanning processes need the totals and the steps of src/hybrid;
+  // a large team goes down the tree, whose bracketing differs.
+  return !team.group && !call.op.may_throw && input_bytes > 0 && input_bytes <= kMailboxBytes &&
+         call.options.algorithm == Algorithm::automatic &&
+         team.size() < call.options.tree_min_members;
+}
 // Calls this thread has made by mailbox (tests check the path is taken).
 std::uint64_t mailbox_calls_on_this_thread();
 // The data phase: folds the announced copies, no second synchronisation.
-void mailbox_collective(const CallContext& ctx);
+void mailbox_collective(const CallContext& ctx, std::size_t input_bytes);
 // Sliced reduce / allreduce / reduce_scatter / scan / exscan (sliced.cpp).
 void sliced_reduce(const CallContext& ctx);
 void sliced_allreduce(const CallContext& ctx);

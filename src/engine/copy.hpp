@@ -11,33 +11,48 @@
 
 namespace hreduce::detail {
 
-[[gnu::optimize("no-tree-loop-distribute-patterns")]] inline void copy_bytes(
-    void* to, const void* from, std::size_t bytes) {
+template <std::size_t Width>
+struct Block {
+  unsigned char bytes[Width];
+};
+
+template <std::size_t Width>
+inline void move_block(unsigned char* d, const unsigned char* s) {
+  Block<Width> block;
+  __builtin_memcpy(&block, s, Width);
+  __builtin_memcpy(d, &block, Width);
+}
+
+// Two moves of `Width` bytes, the second ending at the last byte: together
+// they copy any length in [Width, 2·Width] without a loop or a byte tail.
+template <std::size_t Width>
+inline void copy_head_and_tail(unsigned char* d, const unsigned char* s, std::size_t bytes) {
+  move_block<Width>(d, s);
+  move_block<Width>(d + bytes - Width, s + bytes - Width);
+}
+
+// More than 64 bytes. Out of line: GCC inlines no function whose
+// optimisation options differ from its caller's.
+[[gnu::optimize("no-tree-loop-distribute-patterns")]] inline void copy_blocks(
+    unsigned char* d, const unsigned char* s, std::size_t bytes) {
+  std::size_t i = 0;
+  for (; i + 64 <= bytes; i += 64) move_block<64>(d + i, s + i);
+  // The tail as the last 64 bytes, overlapping what the loop already copied.
+  if (i < bytes) move_block<64>(d + bytes - 64, s + bytes - 64);
+}
+
+// Small collectives copy a few elements on every call: a handful of inline
+// instructions for them, not a call, a loop and a chain of tail moves.
+inline void copy_bytes(void* to, const void* from, std::size_t bytes) {
   auto* d = static_cast<unsigned char*>(to);
   const auto* s = static_cast<const unsigned char*>(from);
-  std::size_t i = 0;
-  for (; i + 64 <= bytes; i += 64) {
-    unsigned char block[64];
-    __builtin_memcpy(block, s + i, 64);
-    __builtin_memcpy(d + i, block, 64);
-  }
-  // The tail (and whole vectors of a few elements) in at most five moves,
-  // not byte by byte: small collectives copy on every call.
-  const auto move = [&](auto word) {
-    if (i + sizeof(word) <= bytes) {
-      __builtin_memcpy(&word, s + i, sizeof(word));
-      __builtin_memcpy(d + i, &word, sizeof(word));
-      i += sizeof(word);
-    }
-  };
-  struct Bytes32 { unsigned char b[32]; };
-  struct Bytes16 { unsigned char b[16]; };
-  move(Bytes32{});
-  move(Bytes16{});
-  move(std::uint64_t{});
-  move(std::uint32_t{});
-  move(std::uint16_t{});
-  move(std::uint8_t{});
+  if (bytes > 64) return copy_blocks(d, s, bytes);
+  if (bytes >= 32) return copy_head_and_tail<32>(d, s, bytes);
+  if (bytes >= 16) return copy_head_and_tail<16>(d, s, bytes);
+  if (bytes >= 8) return copy_head_and_tail<8>(d, s, bytes);
+  if (bytes >= 4) return copy_head_and_tail<4>(d, s, bytes);
+  if (bytes >= 2) return copy_head_and_tail<2>(d, s, bytes);
+  if (bytes == 1) *d = *s;
 }
 
 inline void copy_if_distinct(void* to, const void* from, std::size_t bytes) {

@@ -23,11 +23,12 @@ namespace {
 
 thread_local std::uint64_t calls_on_this_thread = 0;
 
-// out = x_lo ∘ … ∘ x_{hi-1} over elements [first, first + n) of the copies.
-void fold_ranks(const CallContext& ctx, int lo, int hi, std::size_t first, std::size_t n,
-                void* out) {
+// out = x_lo ∘ … ∘ x_{hi-1} over elements [first, first + n) of the copies
+// of `input_bytes` each.
+void fold_ranks(const CallContext& ctx, std::size_t input_bytes, int lo, int hi,
+                std::size_t first, std::size_t n, void* out) {
   const std::size_t offset = first * ctx.call.op.elem_size;
-  const auto copy_of = [&](int r) { return ctx.of(r).payload + offset; };
+  const auto copy_of = [&](int r) { return ctx.of(r).payload_for(input_bytes) + offset; };
   if (hi - lo == 1) {
     copy_bytes(out, copy_of(lo), n * ctx.call.op.elem_size);
     return;
@@ -38,39 +39,25 @@ void fold_ranks(const CallContext& ctx, int lo, int hi, std::size_t first, std::
 
 }  // namespace
 
-bool wants_mailbox(const Call& call, const TeamState& team, std::size_t input_bytes) {
-  switch (call.kind) {
-    case CollectiveKind::reduce:
-    case CollectiveKind::allreduce:
-    case CollectiveKind::reduce_scatter_block:
-    case CollectiveKind::scan:
-    case CollectiveKind::exscan: break;
-    default: return false;
-  }
-  // Teams spanning processes need the totals and the steps of src/hybrid;
-  // a large team goes down the tree, whose bracketing differs.
-  return !team.group && !call.op.may_throw && input_bytes > 0 && input_bytes <= kMailboxBytes &&
-         call.options.algorithm == Algorithm::automatic &&
-         team.size() < call.options.tree_min_members;
-}
-
 std::uint64_t mailbox_calls_on_this_thread() { return calls_on_this_thread; }
 
-void mailbox_collective(const CallContext& ctx) {
+void mailbox_collective(const CallContext& ctx, std::size_t input_bytes) {
   ++calls_on_this_thread;
   const Call& call = ctx.call;
   const int rank = ctx.me.rank;
+  // Folds the copies of ranks [lo, hi) into this member's output.
+  const auto fold = [&](int lo, int hi, std::size_t first) {
+    fold_ranks(ctx, input_bytes, lo, hi, first, call.count, call.out);
+  };
   switch (call.kind) {
     case CollectiveKind::reduce:
-      if (rank == call.root) fold_ranks(ctx, 0, ctx.size(), 0, call.count, call.out);
+      if (rank == call.root) fold(0, ctx.size(), 0);
       break;
-    case CollectiveKind::allreduce: fold_ranks(ctx, 0, ctx.size(), 0, call.count, call.out); break;
-    case CollectiveKind::reduce_scatter_block:
-      fold_ranks(ctx, 0, ctx.size(), rank * call.count, call.count, call.out);
-      break;
-    case CollectiveKind::scan: fold_ranks(ctx, 0, rank + 1, 0, call.count, call.out); break;
+    case CollectiveKind::allreduce: fold(0, ctx.size(), 0); break;
+    case CollectiveKind::reduce_scatter_block: fold(0, ctx.size(), rank * call.count); break;
+    case CollectiveKind::scan: fold(0, rank + 1, 0); break;
     case CollectiveKind::exscan:
-      if (rank > 0) fold_ranks(ctx, 0, rank, 0, call.count, call.out);
+      if (rank > 0) fold(0, rank, 0);
       break;
     default: break;
   }

@@ -88,7 +88,7 @@ void pipelined_allreduce(const CallContext& ctx) {
       // Always called, failed or not: the other processes expect the
       // messages (the callback stops combining after a failure).
       ctx.call.on_chunk(ctx.call.on_chunk_context, at(ctx.call.out, lo, es), hi - lo);
-      publish(mine, mark(ctx.seq, c + 1));
+      publish(mine, mark(ctx.seq, c + 1), ctx.team.waiting);
     }
   } else {
     const int workers = p - 1;
@@ -97,7 +97,7 @@ void pipelined_allreduce(const CallContext& ctx) {
       const std::size_t share = (hi - lo + workers - 1) / workers;
       const std::size_t my_lo = std::min(hi, lo + (rank - 1) * share);
       guarded([&] { reduce_range(ctx, my_lo, std::min(hi, my_lo + share)); });
-      publish(mine, mark(ctx.seq, c + 1));
+      publish(mine, mark(ctx.seq, c + 1), ctx.team.waiting);
     }
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);

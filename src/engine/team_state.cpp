@@ -76,7 +76,9 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
     first_rank = group->first_rank();
     total_members = group->total_members();
   }
-  if (shares_cpus(placement, options.bind && topology.is_this_system())) spins = kSpinsShared;
+  if (shares_cpus(placement, options.bind && topology.is_this_system())) {
+    waiting.spins = kSpinsShared;
+  }
   controls_ = std::make_unique<MemberControl[]>(p);
   for (int r = 0; r < p; ++r) {
     const int pu = placement.pu_of_member[r];

@@ -99,7 +99,7 @@ const void* combine_subtree(const CallContext& ctx, const TreePlan& plan, void* 
 void publish_partial(const CallContext& ctx, const void* partial) {
   MemberControl& mine = ctx.team.control(ctx.me.rank);
   mine.partial = partial;
-  publish(mine.partial_ready, ctx.seq);
+  publish(mine.partial_ready, ctx.seq, ctx.team.waiting);
 }
 
 
@@ -138,7 +138,7 @@ void tree_allreduce(const CallContext& ctx) {
   if (rank != plan.tree_root) {
     ctx.wait_for(top.partial_ready, plan.tree_root, "the reduced result");
     copy_if_distinct(ctx.call.out, top.partial, bytes);
-    publish(ctx.team.control(rank).done, ctx.seq);
+    publish(ctx.team.control(rank).done, ctx.seq, ctx.team.waiting);
   } else {
     // The root's output is the application's buffer: keep it until every
     // member has copied it.

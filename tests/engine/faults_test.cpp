@@ -157,6 +157,75 @@ TEST_CASE("members that disagree are named with their values", "[engine][negativ
   check_usable(team);
 }
 
+// Each member keeps its last call's signature while calls repeat
+// (execute.cpp): a difference after many agreeing calls must still be seen,
+// on the mailbox and the sliced path alike, and agreeing calls afterwards
+// must work again.
+TEST_CASE("a disagreement after many agreeing calls is still caught", "[engine][negative]") {
+  const std::size_t n = GENERATE(2, 3000);  // mailbox, sliced
+  Team team = small_team(3);
+  // One call that deviates on member 1 when `deviate` is set.
+  using Call = void (*)(Member&, bool, std::vector<double>&, std::vector<double>&);
+  const std::pair<const char*, Call> cases[] = {
+      {"element count",
+       [](Member& m, bool deviate, std::vector<double>& x, std::vector<double>& y) {
+         m.allreduce(x.data(), y.data(), x.size() - (deviate ? 1 : 0), op::sum);
+       }},
+      {"the op",
+       [](Member& m, bool deviate, std::vector<double>& x, std::vector<double>& y) {
+         if (deviate) {
+           m.allreduce(x.data(), y.data(), x.size(), op::max);
+         } else {
+           m.allreduce(x.data(), y.data(), x.size(), op::sum);
+         }
+       }},
+      {"the root",
+       [](Member& m, bool deviate, std::vector<double>& x, std::vector<double>& y) {
+         m.reduce(x.data(), y.data(), x.size(), op::sum, deviate ? 2 : 0);
+       }},
+      {"the options",
+       [](Member& m, bool deviate, std::vector<double>& x, std::vector<double>& y) {
+         CollectiveOptions options;
+         if (deviate) options.chunk_bytes = 8192;
+         m.allreduce(x.data(), y.data(), x.size(), op::sum, options);
+       }},
+      {"called different collectives",
+       [](Member& m, bool deviate, std::vector<double>& x, std::vector<double>& y) {
+         if (deviate) {
+           m.scan(x.data(), y.data(), x.size(), op::sum);
+         } else {
+           m.allreduce(x.data(), y.data(), x.size(), op::sum);
+         }
+       }},
+  };
+  for (const auto& [what, call] : cases) {
+    INFO(what << ", n=" << n);
+    std::vector<std::vector<double>> x(3, std::vector<double>(n, 1.0));
+    std::vector<std::vector<double>> y(3, std::vector<double>(n, 0.0));
+    auto run_calls = [&](bool deviate_on_last) {
+      return errors_on(team, [&](Member& m) {
+        for (int c = 0; c < 50; ++c) call(m, false, x[m.rank()], y[m.rank()]);
+        call(m, deviate_on_last && m.rank() == 1, x[m.rank()], y[m.rank()]);
+      });
+    };
+    check_all(run_calls(true), {what, "member 1"});
+    for (const auto& e : run_calls(false)) CHECK(e.empty());
+  }
+  SECTION("reduce_scatter counts changed in place") {
+    std::vector<std::vector<std::size_t>> counts(3, std::vector<std::size_t>{1, 2, 3});
+    std::vector<double> x(6, 1.0);
+    std::vector<std::vector<double>> y(3, std::vector<double>(4));
+    auto messages = errors_on(team, [&](Member& m) {
+      const std::span<const std::size_t> mine(counts[m.rank()]);
+      for (int c = 0; c < 50; ++c) m.reduce_scatter(x.data(), y[m.rank()].data(), mine, op::sum);
+      if (m.rank() == 2) counts[2][0] = 0;  // only member 2 reads its own array here
+      m.reduce_scatter(x.data(), y[m.rank()].data(), mine, op::sum);
+    });
+    check_all(messages, {"counts[0]", "member 0 has 1", "member 2 has 0"});
+  }
+  check_usable(team);
+}
+
 TEST_CASE("bad arguments fail on every member before data moves", "[engine][negative]") {
   Team team = small_team(4);
   std::vector<std::vector<double>> out(4, std::vector<double>(8, -1.0));
