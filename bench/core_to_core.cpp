@@ -5,17 +5,22 @@
 //    member pays at least to learn that another has arrived;
 //  - exchange: both threads publish a value and a counter, then wait for
 //    the other's (what a 2-member mailbox call does, without the rest of
-//    the call), with the value in the counter's cache line or in the next.
+//    the call), with the value in the counter's cache line or in the next;
+//  - wake-up: how long a thread blocked in atomic::wait takes to respond
+//    after notify_one, its CPU having been idle for 500 µs (what a member
+//    pays once it has stopped spinning).
 //
 //   bazel run //bench:core_to_core [-- CORE_A CORE_B]
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -55,7 +60,8 @@ double round_trip_seconds(int a, int b, long trips) {
     while (pong.load(std::memory_order_acquire) < i) {
     }
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   other.join();
   return seconds;
 }
@@ -83,7 +89,8 @@ double exchange_seconds(int a, int b, long calls, bool same_line) {
   const auto start = std::chrono::steady_clock::now();
   member(0, a);
   other.join();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Each side summed the other's values: k + 1 on thread 0, k on thread 1.
   const double n = static_cast<double>(calls);
   if (sums[0] != n * (n + 1) / 2 + n || sums[1] != n * (n + 1) / 2) {
@@ -91,6 +98,34 @@ double exchange_seconds(int a, int b, long calls, bool same_line) {
     std::exit(1);
   }
   return seconds;
+}
+
+// Microseconds from notify to the woken thread's answer, sorted.
+std::vector<double> wake_up_microseconds(int a, int b, int wakes) {
+  std::atomic<int> go{0};
+  std::atomic<int> answered{0};
+  std::thread sleeper([&] {
+    pin(b);
+    for (int i = 1; i <= wakes; ++i) {
+      for (int seen = go.load(); seen < i; seen = go.load()) go.wait(seen);
+      answered.store(i);
+    }
+  });
+  pin(a);
+  std::vector<double> took;
+  for (int i = 1; i <= wakes; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    const auto start = std::chrono::steady_clock::now();
+    go.store(i);
+    go.notify_one();
+    while (answered.load() < i) {
+    }
+    const auto end = std::chrono::steady_clock::now();
+    took.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+  }
+  sleeper.join();
+  std::sort(took.begin(), took.end());
+  return took;
 }
 
 }  // namespace
@@ -108,5 +143,10 @@ int main(int argc, char** argv) {
         "counter's line), %.0f ns (in the next line)\n",
         a, b, trip, trip / 2, near, far);
   }
+  constexpr int kWakes = 1000;
+  const std::vector<double> wake = wake_up_microseconds(a, b, kWakes);
+  std::printf("wake-up of a blocked thread on core %d: median %.1f us, 90th percentile %.1f, "
+              "99th %.1f, max %.1f\n",
+              b, wake[kWakes / 2], wake[kWakes * 9 / 10], wake[kWakes * 99 / 100], wake.back());
   return 0;
 }
