@@ -25,7 +25,9 @@ using detail::compare::Collective;
 using detail::compare::name_of;
 
 // Exact in any order, so the oracle is exact for every algorithm.
-double value(int member, std::size_t i) { return detail::compare::Element<double>::value(member, i); }
+double value(int member, std::size_t i) {
+  return detail::compare::Element<double>::value(member, i);
+}
 
 // This process's members' buffers, by local index (team rank - first).
 struct Buffers {
@@ -41,7 +43,9 @@ void call(Member& m, Collective kind, Buffers& b, std::size_t n) {
   switch (kind) {
     case Collective::reduce: m.reduce(in, out, n, op::sum, 0); break;
     case Collective::allreduce: m.allreduce(in, out, n, op::sum); break;
-    case Collective::reduce_scatter_block: m.reduce_scatter_block(in, out, n / m.size(), op::sum); break;
+    case Collective::reduce_scatter_block:
+      m.reduce_scatter_block(in, out, n / m.size(), op::sum);
+      break;
     case Collective::scan: m.scan(in, out, n, op::sum); break;
     case Collective::exscan: m.exscan(in, out, n, op::sum); break;
   }

@@ -72,7 +72,9 @@ struct Element<MinLoc> {
 template <class T>
 std::size_t element_count(Collective collective, int members, std::size_t bytes) {
   std::size_t n = std::max<std::size_t>(1, bytes / sizeof(T));
-  if (collective == Collective::reduce_scatter_block) n = std::max<std::size_t>(n / members, 1) * members;
+  if (collective == Collective::reduce_scatter_block) {
+    n = std::max<std::size_t>(n / members, 1) * members;
+  }
   return n;
 }
 
@@ -85,7 +87,9 @@ T expected_output(Collective collective, int members, int m, std::size_t i, std:
                    : collective == Collective::exscan ? m - 1
                                                       : members - 1;
   T expected = Element<T>::value(0, at);
-  for (int q = 1; q <= last; ++q) expected = Element<T>::combine(expected, Element<T>::value(q, at));
+  for (int q = 1; q <= last; ++q) {
+    expected = Element<T>::combine(expected, Element<T>::value(q, at));
+  }
   return expected;
 }
 

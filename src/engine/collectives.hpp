@@ -43,6 +43,17 @@ struct CallContext {
 // a multi-process team composes its collectives from these.
 void execute_local(MemberState& me, const Call& call);
 
+// Whether this reduce or allreduce goes down the tree on `size` members.
+inline bool wants_tree(const Call& call, int size) {
+  if (call.kind != CollectiveKind::reduce && call.kind != CollectiveKind::allreduce) return false;
+  switch (call.options.algorithm) {
+    case Algorithm::tree: return true;
+    case Algorithm::sliced: return false;
+    case Algorithm::automatic: break;
+  }
+  return size >= call.options.tree_min_members &&
+         call.count * call.op.elem_size <= call.options.tree_max_bytes;
+}
 // Tree reduce / allreduce (tree.cpp).
 void tree_reduce(const CallContext& ctx);
 void tree_allreduce(const CallContext& ctx);

@@ -137,9 +137,9 @@ std::uint64_t signature_of(const Descriptor& d, int size) {
   const auto low = [](auto v, int bits) {
     return static_cast<std::uint64_t>(v) & ((std::uint64_t{1} << bits) - 1);
   };
+  const auto root = static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.root));
   std::uint64_t h = mix(0, low(d.kind, 8) | low(d.options.algorithm, 8) << 8 |
-                               low(d.options.tree, 8) << 16 |
-                               static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.root)) << 32);
+                               low(d.options.tree, 8) << 16 | root << 32);
   h = mix(h, static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.options.radix)) |
                  static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.options.tree_min_members))
                      << 32);
@@ -246,17 +246,6 @@ void arrive(const CallContext& ctx) {
   for (int r = 0; r < ctx.size(); ++r) {
     if (!wait_at_least(ctx.of(r).seq, ctx.seq, ctx.deadline, ctx.team.waiting)) fail_arrival(ctx);
   }
-}
-
-bool wants_tree(const Call& call, int size) {
-  if (call.kind != CollectiveKind::reduce && call.kind != CollectiveKind::allreduce) return false;
-  switch (call.options.algorithm) {
-    case Algorithm::tree: return true;
-    case Algorithm::sliced: return false;
-    case Algorithm::automatic: break;
-  }
-  return size >= call.options.tree_min_members &&
-         call.count * call.op.elem_size <= call.options.tree_max_bytes;
 }
 
 }  // namespace

@@ -23,18 +23,18 @@ namespace {
 
 thread_local std::uint64_t calls_on_this_thread = 0;
 
-// out = x_lo ∘ … ∘ x_{hi-1} over elements [first, first + n) of the copies
-// of `input_bytes` each.
-void fold_ranks(const CallContext& ctx, std::size_t input_bytes, int lo, int hi,
-                std::size_t first, std::size_t n, void* out) {
+// out = x_0 ∘ … ∘ x_{ranks-1} over elements [first, first + n) of the
+// copies, of `input_bytes` each.
+void fold_ranks(const CallContext& ctx, std::size_t input_bytes, int ranks, std::size_t first,
+                std::size_t n, void* out) {
   const std::size_t offset = first * ctx.call.op.elem_size;
   const auto copy_of = [&](int r) { return ctx.of(r).payload_for(input_bytes) + offset; };
-  if (hi - lo == 1) {
-    copy_bytes(out, copy_of(lo), n * ctx.call.op.elem_size);
+  if (ranks == 1) {
+    copy_bytes(out, copy_of(0), n * ctx.call.op.elem_size);
     return;
   }
-  ctx.call.op.apply(copy_of(lo), copy_of(lo + 1), out, n);
-  for (int q = lo + 2; q < hi; ++q) ctx.call.op.apply(out, copy_of(q), out, n);
+  ctx.call.op.apply(copy_of(0), copy_of(1), out, n);
+  for (int q = 2; q < ranks; ++q) ctx.call.op.apply(out, copy_of(q), out, n);
 }
 
 }  // namespace
@@ -45,19 +45,19 @@ void mailbox_collective(const CallContext& ctx, std::size_t input_bytes) {
   ++calls_on_this_thread;
   const Call& call = ctx.call;
   const int rank = ctx.me.rank;
-  // Folds the copies of ranks [lo, hi) into this member's output.
-  const auto fold = [&](int lo, int hi, std::size_t first) {
-    fold_ranks(ctx, input_bytes, lo, hi, first, call.count, call.out);
+  // Folds the copies of the first `ranks` members into this member's output.
+  const auto fold = [&](int ranks, std::size_t first) {
+    fold_ranks(ctx, input_bytes, ranks, first, call.count, call.out);
   };
   switch (call.kind) {
     case CollectiveKind::reduce:
-      if (rank == call.root) fold(0, ctx.size(), 0);
+      if (rank == call.root) fold(ctx.size(), 0);
       break;
-    case CollectiveKind::allreduce: fold(0, ctx.size(), 0); break;
-    case CollectiveKind::reduce_scatter_block: fold(0, ctx.size(), rank * call.count); break;
-    case CollectiveKind::scan: fold(0, rank + 1, 0); break;
+    case CollectiveKind::allreduce: fold(ctx.size(), 0); break;
+    case CollectiveKind::reduce_scatter_block: fold(ctx.size(), rank * call.count); break;
+    case CollectiveKind::scan: fold(rank + 1, 0); break;
     case CollectiveKind::exscan:
-      if (rank > 0) fold(0, rank, 0);
+      if (rank > 0) fold(rank, 0);
       break;
     default: break;
   }

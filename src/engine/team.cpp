@@ -1,6 +1,9 @@
 // Team and Member: construction, attach mode, run(), and the option names.
 #include "hreduce/team.hpp"
 
+#include <optional>
+
+#include "src/engine/collectives.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/engine/process_group.hpp"
 #include "src/engine/workers.hpp"
@@ -37,31 +40,34 @@ int Team::local_size() const { return state_->size(); }
 int Team::processes() const { return state_->group ? state_->group->processes() : 1; }
 
 std::string Team::explain(std::string_view collective, std::size_t bytes_per_member) const {
-  // The choice execute_local() makes (execute.cpp, mailbox.cpp) for a
-  // predefined op, from the team's default options.
-  const CollectiveOptions& o = state_->options.collectives;
-  const bool tree_kind = collective == "reduce" || collective == "allreduce";
-  const bool automatic = o.algorithm == Algorithm::automatic;
-  const bool tree = tree_kind && (o.algorithm == Algorithm::tree ||
-                                  (automatic && bytes_per_member <= o.tree_max_bytes &&
-                                   local_size() >= o.tree_min_members));
-  std::string path = tree ? "tree" : "sliced";
-  if (!tree && automatic && !state_->group && collective != "reduce_scatter" &&
-      local_size() < o.tree_min_members && bytes_per_member > 0 &&
-      bytes_per_member <= detail::kMailboxBytes) {
-    path = "mailbox (a user op goes sliced)";
+  std::optional<detail::CollectiveKind> kind;
+  using detail::CollectiveKind;
+  for (auto k : {CollectiveKind::reduce, CollectiveKind::allreduce,
+                 CollectiveKind::reduce_scatter, CollectiveKind::reduce_scatter_block,
+                 CollectiveKind::scan, CollectiveKind::exscan}) {
+    if (collective == detail::to_string(k)) kind = k;
+  }
+  // Asks the functions execute_local() asks, about a call of a predefined
+  // op with the team's default options.
+  std::string path = "sliced";
+  if (kind) {
+    detail::Call call;
+    call.kind = *kind;
+    call.count = bytes_per_member;
+    call.op.elem_size = 1;
+    call.op.may_throw = false;
+    call.options = state_->options.collectives;
+    if (detail::wants_tree(call, local_size())) {
+      path = "tree";
+    } else if (detail::wants_mailbox(call, *state_, bytes_per_member)) {
+      path = "mailbox (a user op goes sliced)";
+    }
   }
   const std::string local =
       "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
   if (!state_->group) return std::string(collective) + ": " + local;
-  for (auto kind : {detail::CollectiveKind::reduce, detail::CollectiveKind::allreduce,
-                    detail::CollectiveKind::reduce_scatter, detail::CollectiveKind::reduce_scatter_block,
-                    detail::CollectiveKind::scan, detail::CollectiveKind::exscan}) {
-    if (collective == detail::to_string(kind)) {
-      return state_->group->explain(kind, bytes_per_member, true) + "; " + local;
-    }
-  }
-  throw Error("Team::explain: unknown collective '" + std::string(collective) + "'");
+  if (!kind) throw Error("Team::explain: unknown collective '" + std::string(collective) + "'");
+  return state_->group->explain(*kind, bytes_per_member, true) + "; " + local;
 }
 const Topology& Team::topology() const { return state_->topology; }
 const Placement& Team::placement() const { return state_->placement; }

@@ -123,7 +123,8 @@ TEST_CASE("small vectors go by mailbox and give the sliced path's bits", "[engin
         INFO("member " << r);
         CHECK(by_mailbox[r] == (expect_mailbox ? 1u : 0u));
         CHECK(same_bits(automatic_out[r], sliced_out[r], len));
-        const auto expected = oracle(kind, in, r, root, n, [](double a, double b) { return a + b; });
+        const auto sum = [](double a, double b) { return a + b; };
+        const auto expected = oracle(kind, in, r, root, n, sum);
         if (expected.empty()) {
           // Not this member's to receive: its buffer is as it was.
           CHECK(automatic_out[r] == (in_place ? in[r] : std::vector<double>(len, untouched)));
