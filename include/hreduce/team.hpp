@@ -208,17 +208,8 @@ class Member {
   void run(const Op& op, detail::CollectiveKind kind, const T* in, T* out, std::size_t count,
            const CollectiveOptions& options, int root = 0, std::size_t in_size = SIZE_MAX,
            std::size_t out_size = SIZE_MAX, const std::size_t* counts = nullptr) {
-    detail::Call call;
-    call.kind = kind;
-    call.in = in;
-    call.out = out;
-    call.count = count;
-    call.counts = counts;
-    call.in_size = in_size;
-    call.out_size = out_size;
-    call.root = root;
-    call.op = detail::erase_op<T>(op);
-    call.options = options;
+    const detail::Call call(kind, in, out, count, counts, in_size, out_size, root,
+                            detail::erase_op<T>(op), options);
     detail::execute(*state_, call);
   }
 
@@ -242,6 +233,10 @@ class Team {
   int processes() const;
   // Which algorithms a collective of this size would run, and why.
   std::string explain(std::string_view collective, std::size_t bytes_per_member) const;
+  // The shared-memory path inside each process alone: "mailbox", "tree" or
+  // "sliced", for a predefined op with the team's default options (a user
+  // op goes sliced where this says mailbox).
+  std::string_view local_path(std::string_view collective, std::size_t bytes_per_member) const;
   const Topology& topology() const;
   const Placement& placement() const;
   // The grouping levels of the hierarchical tree in use.

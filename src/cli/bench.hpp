@@ -19,7 +19,6 @@ std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step);
 // Both return the process's exit status: non-zero when a result was wrong.
 int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>& sizes,
                    double min_seconds);
-int run_mpi_bench(Team& team, const CollectiveOptions& options,
-                  const std::vector<std::size_t>& sizes, double min_seconds);
+int run_mpi_bench(Team& team, const std::vector<std::size_t>& sizes, double min_seconds);
 
 }  // namespace hreduce::cli

@@ -101,7 +101,7 @@ int bench_command(const std::vector<std::string>& argv) {
                 team.topology().pu_count());
   }
   const std::vector<std::size_t> sizes = bench_sizes(max_bytes, step);
-  if (mpi.active) return run_mpi_bench(team, options.collectives, sizes, min_seconds);
+  if (mpi.active) return run_mpi_bench(team, sizes, min_seconds);
   return run_comparison(team, args, sizes, min_seconds);
 }
 

@@ -121,8 +121,7 @@ double median_seconds_per_call(Team& team, Collective kind, Buffers& b, std::siz
 
 }  // namespace
 
-int run_mpi_bench(Team& team, const CollectiveOptions& collectives,
-                  const std::vector<std::size_t>& sizes, double min_seconds) {
+int run_mpi_bench(Team& team, const std::vector<std::size_t>& sizes, double min_seconds) {
   const int p = team.size();
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -154,15 +153,10 @@ int run_mpi_bench(Team& team, const CollectiveOptions& collectives,
       const bool ok = everywhere(verify(team, kind, b, n));
       all_ok &= ok;
       const double seconds = median_seconds_per_call(team, kind, b, n, min_seconds);
-      const Algorithm algorithm = collectives.algorithm;
-      const bool tree = (kind == Collective::reduce || kind == Collective::allreduce) &&
-                        (algorithm == Algorithm::tree ||
-                         (algorithm == Algorithm::automatic &&
-                          p >= collectives.tree_min_members &&
-                          n * sizeof(double) <= collectives.tree_max_bytes));
+      const std::string path(team.local_path(name_of(kind), n * sizeof(double)));
       say("%-22s %14s %12.2f %10.2f %10s %8s\n", std::string(name_of(kind)).c_str(),
           detail::compare::human_bytes(n * sizeof(double)).c_str(), seconds * 1e6,
-          moved_bytes(kind, p, n) / seconds / 1e9, tree ? "tree" : "sliced", ok ? "ok" : "WRONG");
+          moved_bytes(kind, p, n) / seconds / 1e9, path.c_str(), ok ? "ok" : "WRONG");
       std::fflush(stdout);
     }
   }

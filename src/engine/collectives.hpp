@@ -18,9 +18,13 @@ struct CallContext {
   std::uint64_t seq;
   int parity;
   Deadline deadline;
+  // Read once: every atomic load in between would make the compiler fetch
+  // them from the team again.
+  int members = team.size();
+  MemberControl* controls = &team.control(0);
 
-  int size() const { return team.size(); }
-  const Announcement& of(int rank) const { return team.control(rank).announce[parity]; }
+  int size() const { return members; }
+  const Announcement& of(int rank) const { return controls[rank].announce[parity]; }
 
   // Waits for `word >= seq`; on a timeout marks the team broken and throws
   // Error naming the member waited for and why.
@@ -46,19 +50,19 @@ void execute_local(MemberState& me, const Call& call);
 // Whether this reduce or allreduce goes down the tree on `size` members.
 inline bool wants_tree(const Call& call, int size) {
   if (call.kind != CollectiveKind::reduce && call.kind != CollectiveKind::allreduce) return false;
-  switch (call.options.algorithm) {
+  switch (call.options->algorithm) {
     case Algorithm::tree: return true;
     case Algorithm::sliced: return false;
     case Algorithm::automatic: break;
   }
-  return size >= call.options.tree_min_members &&
-         call.count * call.op.elem_size <= call.options.tree_max_bytes;
+  return size >= call.options->tree_min_members &&
+         call.count * call.op.elem_size <= call.options->tree_max_bytes;
 }
 // Tree reduce / allreduce (tree.cpp).
 void tree_reduce(const CallContext& ctx);
 void tree_allreduce(const CallContext& ctx);
 // Whether this call, with `input_bytes` per member, goes by mailbox
-// (mailbox.cpp): every member decides the same from values the agreement
+// (mailbox.hpp): every member decides the same from values the agreement
 // check compares. The member then copies its input into its announcement's
 // payload before publishing it. Inline: every call asks.
 inline bool wants_mailbox(const Call& call, const TeamState& team, std::size_t input_bytes) {
@@ -73,13 +77,10 @@ inline bool wants_mailbox(const Call& call, const TeamState& team, std::size_t i
   // Teams spanning processes need the totals and the steps of src/hybrid;
   // a large team goes down the tree, whose bracketing differs.
   return !team.group && !call.op.may_throw && input_bytes > 0 && input_bytes <= kMailboxBytes &&
-         call.options.algorithm == Algorithm::automatic &&
-         team.size() < call.options.tree_min_members;
+         call.options->algorithm == Algorithm::automatic &&
+         team.size() < call.options->tree_min_members;
 }
-// Calls this thread has made by mailbox (tests check the path is taken).
-std::uint64_t mailbox_calls_on_this_thread();
-// The data phase: folds the announced copies, no second synchronisation.
-void mailbox_collective(const CallContext& ctx, std::size_t input_bytes);
+// The data phase is mailbox_collective() (mailbox.hpp).
 // Sliced reduce / allreduce / reduce_scatter / scan / exscan (sliced.cpp).
 void sliced_reduce(const CallContext& ctx);
 void sliced_allreduce(const CallContext& ctx);

@@ -19,7 +19,7 @@ void copy_from_root(const CallContext& ctx) {
   const std::size_t es = ctx.call.op.elem_size;
   const char* source = static_cast<const char*>(ctx.of(ctx.call.root).in);
   if (ctx.call.count > 0) {
-    copy_if_distinct(ctx.call.out, source + ctx.call.offset * es, ctx.call.count * es);
+    copy_if_distinct(ctx.call.out, source + ctx.call.step->offset * es, ctx.call.count * es);
   }
   ctx.finish_together("taking its piece");
 }
@@ -27,7 +27,7 @@ void copy_from_root(const CallContext& ctx) {
 void combine_from_root(const CallContext& ctx) {
   const void* prefix = ctx.of(ctx.call.root).in;
   if (ctx.call.count > 0) {
-    if (ctx.call.copy_only) {
+    if (ctx.call.step->copy_only) {
       copy_if_distinct(ctx.call.out, prefix, ctx.call.count * ctx.call.op.elem_size);
     } else {
       try {

@@ -58,7 +58,7 @@ void reduce_range(const CallContext& ctx, std::size_t lo, std::size_t hi) {
 void pipelined_allreduce(const CallContext& ctx) {
   const std::size_t n = ctx.call.count;
   const std::size_t es = ctx.call.op.elem_size;
-  const std::size_t chunk = std::max<std::size_t>(1, ctx.call.chunk);
+  const std::size_t chunk = std::max<std::size_t>(1, ctx.call.step->chunk);
   const std::size_t chunks = (n + chunk - 1) / chunk;
   const int p = ctx.size();
   const int rank = ctx.me.rank;
@@ -87,7 +87,7 @@ void pipelined_allreduce(const CallContext& ctx) {
       }
       // Always called, failed or not: the other processes expect the
       // messages (the callback stops combining after a failure).
-      ctx.call.on_chunk(ctx.call.on_chunk_context, at(ctx.call.out, lo, es), hi - lo);
+      ctx.call.step->on_chunk(ctx.call.step->on_chunk_context, at(ctx.call.out, lo, es), hi - lo);
       publish(mine, mark(ctx.seq, c + 1), ctx.team.waiting);
     }
   } else {

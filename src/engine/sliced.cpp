@@ -62,7 +62,7 @@ class SliceWorker {
   explicit SliceWorker(const CallContext& ctx)
       : ctx_(ctx),
         es_(ctx.call.op.elem_size),
-        chunk_(std::max<std::size_t>(1, ctx.call.options.chunk_bytes / es_)) {}
+        chunk_(std::max<std::size_t>(1, ctx.call.options->chunk_bytes / es_)) {}
 
   std::size_t chunk_elements() const { return chunk_; }
   std::size_t elem_size() const { return es_; }

@@ -39,30 +39,41 @@ int Team::size() const { return state_->total_members; }
 int Team::local_size() const { return state_->size(); }
 int Team::processes() const { return state_->group ? state_->group->processes() : 1; }
 
-std::string Team::explain(std::string_view collective, std::size_t bytes_per_member) const {
-  std::optional<detail::CollectiveKind> kind;
+namespace {
+
+std::optional<detail::CollectiveKind> collective_named(std::string_view name) {
   using detail::CollectiveKind;
   for (auto k : {CollectiveKind::reduce, CollectiveKind::allreduce,
                  CollectiveKind::reduce_scatter, CollectiveKind::reduce_scatter_block,
                  CollectiveKind::scan, CollectiveKind::exscan}) {
-    if (collective == detail::to_string(k)) kind = k;
+    if (name == detail::to_string(k)) return k;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view Team::local_path(std::string_view collective,
+                                  std::size_t bytes_per_member) const {
+  const std::optional<detail::CollectiveKind> kind = collective_named(collective);
+  if (!kind) return "sliced";
   // Asks the functions execute_local() asks, about a call of a predefined
   // op with the team's default options.
-  std::string path = "sliced";
-  if (kind) {
-    detail::Call call;
-    call.kind = *kind;
-    call.count = bytes_per_member;
-    call.op.elem_size = 1;
-    call.op.may_throw = false;
-    call.options = state_->options.collectives;
-    if (detail::wants_tree(call, local_size())) {
-      path = "tree";
-    } else if (detail::wants_mailbox(call, *state_, bytes_per_member)) {
-      path = "mailbox (a user op goes sliced)";
-    }
-  }
+  detail::Call call;
+  call.kind = *kind;
+  call.count = bytes_per_member;
+  call.op.elem_size = 1;
+  call.op.may_throw = false;
+  call.options = &state_->options.collectives;
+  if (detail::wants_tree(call, local_size())) return "tree";
+  if (detail::wants_mailbox(call, *state_, bytes_per_member)) return "mailbox";
+  return "sliced";
+}
+
+std::string Team::explain(std::string_view collective, std::size_t bytes_per_member) const {
+  const std::optional<detail::CollectiveKind> kind = collective_named(collective);
+  std::string path(local_path(collective, bytes_per_member));
+  if (path == "mailbox") path += " (a user op goes sliced)";
   const std::string local =
       "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
   if (!state_->group) return std::string(collective) + ": " + local;

@@ -40,8 +40,30 @@ struct Descriptor {
   friend bool operator==(const Descriptor&, const Descriptor&) = default;
 };
 
+static_assert(sizeof(Descriptor) == 96, "a new field of Descriptor belongs in describes() too");
+
+inline Descriptor describe(const Call& call) {
+  return {call.kind,    call.root,       call.count,      call.counts, call.op.elem_size,
+          call.op.type, call.op.op_type, call.op.op_name, *call.options};
+}
+
+// describe(call) == d without building it: every call asks. Non-short-
+// circuit `&` leaves one branch instead of one per field.
+inline bool describes(const Descriptor& d, const Call& call) {
+  const CollectiveOptions& a = d.options;
+  const CollectiveOptions& b = *call.options;
+  const bool same_options = (a.algorithm == b.algorithm) & (a.tree == b.tree) &
+                            (a.radix == b.radix) & (a.chunk_bytes == b.chunk_bytes) &
+                            (a.tree_max_bytes == b.tree_max_bytes) &
+                            (a.tree_min_members == b.tree_min_members);
+  return same_options & (d.kind == call.kind) & (d.root == call.root) & (d.count == call.count) &
+         (d.counts == call.counts) & (d.elem_size == call.op.elem_size) &
+         (d.type == call.op.type) & (d.op_type == call.op.op_type) &
+         (d.op_name == call.op.op_name);
+}
+
 // Inputs of at most this many bytes per member travel inside the
-// announcement (src/engine/mailbox.cpp): one synchronisation per call
+// announcement (src/engine/mailbox.hpp): one synchronisation per call
 // instead of two.
 inline constexpr std::size_t kMailboxBytes = 512;
 

@@ -45,7 +45,7 @@ Schedule make_schedule(const TeamState& team, const CollectiveOptions& options, 
 // root), the reduction runs on a binomial tree rooted at 0, which always is,
 // and the result is forwarded to the root.
 const TreePlan& plan_for(const CallContext& ctx, int root) {
-  const CollectiveOptions& options = ctx.call.options;
+  const CollectiveOptions& options = *ctx.call.options;
   const bool commutative = ctx.call.op.commutative;
   const auto key = std::make_tuple(static_cast<int>(options.tree), options.radix, root, commutative);
   auto found = ctx.me.plans.find(key);

@@ -172,10 +172,14 @@ class HybridCall {
     }
   }
 
-  Call base(CollectiveKind kind) const {
+  // A local step of this call. Its ProcessStep (step_) starts from the
+  // failure to relay; the step sets the rest of it before it runs.
+  Call base(CollectiveKind kind) {
+    step_ = ProcessStep{};
+    step_.relayed_failure = problem();
     Call c = call_;
     c.kind = kind;
-    c.relayed_failure = problem();
+    c.step = &step_;
     return c;
   }
 
@@ -185,9 +189,9 @@ class HybridCall {
     c.root = 0;
     c.in = source;
     c.out = out;
-    c.offset = offset;
     c.count = count;
-    c.relayed_failure = leader_ && !failure_.empty() ? failure_.c_str() : nullptr;
+    step_.offset = offset;
+    step_.relayed_failure = leader_ && !failure_.empty() ? failure_.c_str() : nullptr;
     local(c, true);
   }
 
@@ -293,11 +297,12 @@ class HybridCall {
   void allreduce_pipelined() {
     const std::size_t n = call_.count;
     Call c = base(CollectiveKind::pipelined_allreduce);
-    c.chunk = std::max<std::size_t>(1, group_.options().pipeline_chunk_bytes / call_.op.elem_size);
-    c.on_chunk = [](void* self, void* data, std::size_t count) {
+    step_.chunk =
+        std::max<std::size_t>(1, group_.options().pipeline_chunk_bytes / call_.op.elem_size);
+    step_.on_chunk = [](void* self, void* data, std::size_t count) {
       static_cast<HybridCall*>(self)->on_chunk(data, count);
     };
-    c.on_chunk_context = this;
+    step_.on_chunk_context = this;
     local(c);
     if (leader_) {
       if (!agreed_) {
@@ -375,7 +380,7 @@ class HybridCall {
     void* total = leader_ ? group_.workspace.get(kSlotPartial, bytes) : nullptr;
     void* prefix = leader_ ? group_.workspace.get(kSlotResult, bytes) : nullptr;
     Call c = base(call_.kind);
-    c.total_out = total;
+    step_.total_out = total;
     local(c);
     if (leader_) {
       leaders(n, [&](const ErasedOp& op) {
@@ -387,8 +392,8 @@ class HybridCall {
     combine.root = 0;
     combine.in = prefix;
     combine.count = layout_.process > 0 ? n : 0;
-    combine.copy_only = exclusive && me_.rank == 0;
-    combine.relayed_failure = leader_ && !failure_.empty() ? failure_.c_str() : nullptr;
+    step_.copy_only = exclusive && me_.rank == 0;
+    step_.relayed_failure = leader_ && !failure_.empty() ? failure_.c_str() : nullptr;
     if (!call_.op.may_throw) {
       local(combine, true);
       return;
@@ -463,6 +468,7 @@ class HybridCall {
 
   MemberState& me_;
   const Call& call_;
+  ProcessStep step_;  // of the local step running now (base())
   InterProcessGroup& group_;
   const ProcessLayout& layout_;
   const bool leader_;

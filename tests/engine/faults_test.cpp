@@ -223,6 +223,31 @@ TEST_CASE("a disagreement after many agreeing calls is still caught", "[engine][
     });
     check_all(messages, {"counts[0]", "member 0 has 1", "member 2 has 0"});
   }
+  SECTION("options changed in place") {
+    // Calls point to the caller's options instead of copying them: the same
+    // object, changed between calls, must still count as a change.
+    const std::pair<const char*, void (*)(CollectiveOptions&)> changes[] = {
+        {"algorithm", [](CollectiveOptions& o) { o.algorithm = Algorithm::sliced; }},
+        {"tree", [](CollectiveOptions& o) { o.tree = TreeShape::binomial; }},
+        {"radix", [](CollectiveOptions& o) { o.radix = 4; }},
+        {"chunk_bytes", [](CollectiveOptions& o) { o.chunk_bytes = 8192; }},
+        {"tree_max_bytes", [](CollectiveOptions& o) { o.tree_max_bytes = 64; }},
+        {"tree_min_members", [](CollectiveOptions& o) { o.tree_min_members = 2; }},
+    };
+    for (const auto& [field, change] : changes) {
+      INFO(field << ", n=" << n);
+      std::vector<CollectiveOptions> options(3);
+      std::vector<double> x(n, 1.0);
+      std::vector<std::vector<double>> y(3, std::vector<double>(n));
+      auto messages = errors_on(team, [&](Member& m) {
+        CollectiveOptions& mine = options[m.rank()];
+        for (int c = 0; c < 50; ++c) m.allreduce(x.data(), y[m.rank()].data(), n, op::sum, mine);
+        if (m.rank() == 1) change(mine);
+        m.allreduce(x.data(), y[m.rank()].data(), n, op::sum, mine);
+      });
+      check_all(messages, {"the options", "member 1"});
+    }
+  }
   check_usable(team);
 }
 
@@ -300,10 +325,16 @@ TEST_CASE("a member that never arrives times out the others", "[engine][negative
   for (const auto& e : after) CHECK_THAT(e, Catch::Contains("no longer usable"));
 }
 
-TEST_CASE("a malformed HREDUCE_TIMEOUT_MS is an error", "[engine][negative]") {
+TEST_CASE("malformed HREDUCE_TIMEOUT_MS and HREDUCE_SPIN_US are errors", "[engine][negative]") {
   ::setenv("HREDUCE_TIMEOUT_MS", "soon", 1);
   CHECK_THROWS_WITH(small_team(2), Catch::Contains("HREDUCE_TIMEOUT_MS") && Catch::Contains("soon"));
   ::unsetenv("HREDUCE_TIMEOUT_MS");
+  ::setenv("HREDUCE_SPIN_US", "-3", 1);
+  CHECK_THROWS_WITH(small_team(2), Catch::Contains("HREDUCE_SPIN_US") && Catch::Contains("-3"));
+  ::setenv("HREDUCE_SPIN_US", "0", 1);
+  Team team = small_team(2);
+  ::unsetenv("HREDUCE_SPIN_US");
+  check_usable(team);
 }
 
 TEST_CASE("run and member reject misuse", "[engine][negative]") {

@@ -1,4 +1,4 @@
-// Small vectors by mailbox (src/engine/mailbox.cpp): the path must be taken
+// Small vectors by mailbox (src/engine/mailbox.hpp): the path must be taken
 // where promised, give exactly the sliced path's bits and the sequential
 // oracle's, and reuse its two announcement slots safely over many calls.
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hreduce/team.hpp"
-#include "src/engine/collectives.hpp"
+#include "src/engine/mailbox.hpp"
 #include "tests/engine/harness.hpp"
 
 using namespace hreduce;
@@ -113,12 +113,14 @@ TEST_CASE("small vectors go by mailbox and give the sliced path's bits", "[engin
                options);
           result = buffer;
         };
-        const std::uint64_t before = detail::mailbox_calls_on_this_thread();
+        const std::uint64_t before = detail::mailbox_calls_on_this_thread;
         run_once(CollectiveOptions{}, automatic_out[r]);
-        by_mailbox[r] = detail::mailbox_calls_on_this_thread() - before;
+        by_mailbox[r] = detail::mailbox_calls_on_this_thread - before;
         run_once(sliced, sliced_out[r]);
       });
       const bool expect_mailbox = len * sizeof(double) <= detail::kMailboxBytes;
+      CHECK((team.local_path(name_of(kind), len * sizeof(double)) == "mailbox") ==
+            expect_mailbox);
       for (int r = 0; r < p; ++r) {
         INFO("member " << r);
         CHECK(by_mailbox[r] == (expect_mailbox ? 1u : 0u));
@@ -192,9 +194,9 @@ TEST_CASE("ops that may throw, large teams and explicit algorithms skip the mail
     std::vector<std::vector<int>> out(team.size(), std::vector<int>(2));
     team.run([&](Member& m) {
       const int in[2] = {1, 2};
-      const std::uint64_t before = detail::mailbox_calls_on_this_thread();
+      const std::uint64_t before = detail::mailbox_calls_on_this_thread;
       m.allreduce(in, out[m.rank()].data(), 2, op, options);
-      calls[m.rank()] = detail::mailbox_calls_on_this_thread() - before;
+      calls[m.rank()] = detail::mailbox_calls_on_this_thread - before;
     });
     for (const auto& o : out) CHECK(o == std::vector<int>{team.size(), 2 * team.size()});
     return calls;
@@ -218,4 +220,8 @@ TEST_CASE("explain names the mailbox where a call would take it", "[engine][mail
   Team eight = team_of(8);
   CHECK_THAT(eight.explain("allreduce", 8), Catch::Contains("tree"));
   CHECK_THAT(eight.explain("scan", 8), Catch::Contains("sliced"));
+  CHECK(two.local_path("allreduce", 8) == "mailbox");
+  CHECK(two.local_path("allreduce", detail::kMailboxBytes + 8) == "sliced");
+  CHECK(eight.local_path("allreduce", 8) == "tree");
+  CHECK(eight.local_path("reduce", 1 << 20) == "sliced");
 }

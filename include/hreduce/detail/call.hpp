@@ -61,19 +61,11 @@ ErasedOp erase_op(const Op& op) {
           &typeid(T),             &typeid(Op), op_name(op).data(), !is_predefined_op_v<Op>};
 }
 
-struct Call {
-  CollectiveKind kind = CollectiveKind::barrier;
-  const void* in = nullptr;
-  void* out = nullptr;
-  // Elements per member (reduce, allreduce, scan, exscan), the block size m
-  // (reduce_scatter_block), or the number of counts given (reduce_scatter).
-  std::size_t count = 0;
-  const std::size_t* counts = nullptr;  // reduce_scatter only
-  // Buffer sizes in elements when the caller passed spans (checked by the
-  // engine); SIZE_MAX for the pointer forms, which cannot be checked.
-  std::size_t in_size = SIZE_MAX;
-  std::size_t out_size = SIZE_MAX;
-  int root = 0;
+inline constexpr CollectiveOptions kDefaultCollectiveOptions{};
+
+// The parts of a call that only the steps of a team spanning processes
+// (src/hybrid/) set.
+struct ProcessStep {
   // copy_from_root: where this member's piece starts in the root's buffer.
   std::size_t offset = 0;
   // combine_from_root: copy root.in instead of combining.
@@ -87,8 +79,38 @@ struct Call {
   std::size_t chunk = 0;
   void (*on_chunk)(void* context, void* data, std::size_t count) = nullptr;
   void* on_chunk_context = nullptr;
+};
+inline constexpr ProcessStep kNoProcessStep{};
+
+struct Call {
+  Call() = default;
+  // Every field in one go: aggregate initialization would first zero the
+  // whole object, padding included (measured: a `rep stos` per call).
+  Call(CollectiveKind kind, const void* in, void* out, std::size_t count,
+       const std::size_t* counts, std::size_t in_size, std::size_t out_size, int root,
+       const ErasedOp& op, const CollectiveOptions& options)
+      : kind(kind), in(in), out(out), count(count), counts(counts), in_size(in_size),
+        out_size(out_size), root(root), op(op), options(&options) {}
+
+  CollectiveKind kind = CollectiveKind::barrier;
+  const void* in = nullptr;
+  void* out = nullptr;
+  // Elements per member (reduce, allreduce, scan, exscan), the block size m
+  // (reduce_scatter_block), or the number of counts given (reduce_scatter).
+  std::size_t count = 0;
+  const std::size_t* counts = nullptr;  // reduce_scatter only
+  // Buffer sizes in elements when the caller passed spans (checked by the
+  // engine); SIZE_MAX for the pointer forms, which cannot be checked.
+  std::size_t in_size = SIZE_MAX;
+  std::size_t out_size = SIZE_MAX;
+  int root = 0;
   ErasedOp op;
-  CollectiveOptions options;
+  // The caller's options, alive for the call: pointing at them saves a copy
+  // on every call.
+  const CollectiveOptions* options = &kDefaultCollectiveOptions;
+  // What only steps of a team spanning processes set: behind a pointer, so
+  // that a user's call, built on every call, stays small.
+  const ProcessStep* step = &kNoProcessStep;
 };
 
 }  // namespace hreduce::detail
