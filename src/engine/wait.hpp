@@ -42,7 +42,7 @@ inline constexpr int kSpinsShared = 8;
 // After those spins, a member that has a CPU of its own keeps polling this
 // long before it yields and sleeps. A sleeping member's CPU goes idle, and
 // waking it takes longer than the spins last (in the KVM guest we measure
-// on: 60–75 µs at the median, 0.2–0.6 ms at the 90th percentile,
+// on: 60–75 µs at the median, 0.1–0.6 ms at the 90th percentile,
 // `bazel run //bench:core_to_core`). Then the member it woke waits in turn
 // for longer than its spins, sleeps too, and every call pays a wake-up:
 // 2-member calls of 8 B–4 KiB took 15–17 µs (geometric mean over
