@@ -225,8 +225,8 @@ std::string disagreement(const Descriptor& ref, const Descriptor& other, int ran
   // frees them) until everyone has built its message.
   ctx.finish_together("reporting the error");
   if (relayed) throw Error(text);
-  throw Error(std::string(to_string(mine.kind)) + " (call " + std::to_string(ctx.seq) + ", member " +
-              std::to_string(ctx.me.rank) + "): " + text);
+  throw Error(std::string(to_string(mine.kind)) + " (call " + std::to_string(ctx.seq) +
+              ", member " + std::to_string(ctx.me.rank) + "): " + text);
 }
 
 // Kept out of arrive() so that the loop every call runs stays small.
@@ -318,7 +318,6 @@ void execute_local(MemberState& me, const Call& call) {
     me.signature = signature_of(me.descriptor, size);
     me.has_signature = true;
   }
-  mine.descriptor = &me.descriptor;
   mine.signature = me.signature;
   // 0 for invalid arguments, which cannot be measured (counts may be null)
   // and never go by mailbox.

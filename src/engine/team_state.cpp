@@ -94,6 +94,7 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
     members.push_back(std::make_unique<MemberState>(*this, r, first_rank + r, pu,
                                                     topology.pus()[pu].in(Level::numa)));
     members.back()->control = &controls_[r];
+    for (Announcement& slot : controls_[r].announce) slot.descriptor = &members.back()->descriptor;
   }
 }
 
@@ -107,7 +108,8 @@ void TeamState::record_error(std::uint64_t seq, int rank, std::string message) {
 std::string TeamState::errors_of(std::uint64_t seq) {
   std::lock_guard lock(error_mutex_);
   std::string text;
-  for (auto it = errors_.lower_bound({seq, 0}); it != errors_.end() && it->first.first == seq; ++it) {
+  for (auto it = errors_.lower_bound({seq, 0}); it != errors_.end() && it->first.first == seq;
+       ++it) {
     text += (text.empty() ? "" : "; ") + std::string("member ") + std::to_string(it->first.second) +
             ": " + it->second;
   }

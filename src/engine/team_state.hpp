@@ -36,8 +36,6 @@ struct Descriptor {
   const std::type_info* op_type = nullptr;
   const char* op_name = "";
   CollectiveOptions options;
-
-  friend bool operator==(const Descriptor&, const Descriptor&) = default;
 };
 
 static_assert(sizeof(Descriptor) == 96, "a new field of Descriptor belongs in describes() too");
@@ -47,8 +45,8 @@ inline Descriptor describe(const Call& call) {
           call.op.type, call.op.op_type, call.op.op_name, *call.options};
 }
 
-// describe(call) == d without building it: every call asks. Non-short-
-// circuit `&` leaves one branch instead of one per field.
+// Whether describe(call) would give `d`, without building it: every call
+// asks. Non-short-circuit `&` leaves one branch instead of one per field.
 inline bool describes(const Descriptor& d, const Call& call) {
   const CollectiveOptions& a = d.options;
   const CollectiveOptions& b = *call.options;
@@ -87,9 +85,10 @@ struct alignas(kControlAlign) Announcement {
   // every predefined type.
   alignas(16) std::byte short_payload[16];
   alignas(64) std::byte payload[kMailboxBytes];
-  // The announcing member's MemberState::descriptor, read only to word an
-  // error: every member is then inside the same call, waiting for the
-  // others to finish their messages, so it still describes this call.
+  // The announcing member's MemberState::descriptor (set when the team is
+  // built), read only to word an error: every member is then inside the
+  // same call, waiting for the others to finish their messages, so it still
+  // describes this call.
   const Descriptor* descriptor = nullptr;
 
   std::byte* payload_for(std::size_t bytes) {
