@@ -14,9 +14,13 @@
 // Every member calls the same collectives in the same order with matching
 // arguments; a mismatch, a bad argument on any member, or a user op that
 // throws on any member makes the call throw hreduce::Error on every member,
-// and the team stays usable. A member that never arrives makes the others
-// throw after TeamOptions::timeout (off by default), and the team is then
-// unusable.
+// and the team stays usable. One exception: in a small reduce, scan or
+// exscan, members that only contribute (not the root; member 0 of a scan)
+// return without waiting for the others, as MPI's eager sends do (see
+// TeamOptions::run_ahead). If such a call fails, the members still in it
+// throw, those that had left throw at their next call, and the team is
+// unusable. A member that never arrives makes the others throw after
+// TeamOptions::timeout (off by default), and the team is then unusable.
 #pragma once
 
 #include <chrono>
@@ -61,6 +65,14 @@ struct TeamOptions {
   // How long a member waits for another before throwing; zero: forever. The
   // environment variable HREDUCE_TIMEOUT_MS, when set, overrides this.
   std::chrono::milliseconds timeout{0};
+  // In reduce, scan and exscan calls of at most 512 bytes per member, a
+  // member that only contributes copies its input and returns without
+  // waiting, up to 7 calls ahead of the slowest member. Back-to-back calls
+  // then cost a fraction of a synchronisation each. An error in such a call
+  // reaches that member only at its next call, and leaves the team
+  // unusable; false: every call waits for every member, and errors are
+  // reported in the call that caused them.
+  bool run_ahead = true;
 };
 
 // One member of a team: its rank, and the collectives. A Member is used by

@@ -16,7 +16,7 @@ struct CallContext {
   TeamState& team;
   const Call& call;
   std::uint64_t seq;
-  int parity;
+  int slot;  // seq % kSlots
   Deadline deadline;
   // Read once: every atomic load in between would make the compiler fetch
   // them from the team again.
@@ -24,7 +24,7 @@ struct CallContext {
   MemberControl* controls = &team.control(0);
 
   int size() const { return members; }
-  const Announcement& of(int rank) const { return controls[rank].announce[parity]; }
+  const Announcement& of(int rank) const { return controls[rank].announce[slot]; }
 
   // Waits for `word >= seq`; on a timeout marks the team broken and throws
   // Error naming the member waited for and why.
@@ -34,8 +34,9 @@ struct CallContext {
   // The same for `word >= target`.
   void wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                 const char* what) const;
-  // Publishes this member's `done` and waits for everybody else's: after
-  // it, nobody reads anyone's buffers for this call any more.
+  // Publishes this member's `done` and waits for everybody else's (but
+  // those who ran ahead, and so left already): after it, nobody reads
+  // anyone's buffers for this call any more.
   void finish_together(const char* what) const;
   // Records an exception thrown by the op on this member.
   void record_failure(const std::string& message) const;

@@ -1,4 +1,5 @@
-// Small vectors by mailbox: one synchronisation per call instead of two.
+// Small vectors by mailbox: one synchronisation per call instead of two,
+// and none for members that only contribute.
 //
 // The tree and sliced paths read the other members' buffers where they lie,
 // so a member may return only when everyone is done reading its buffers: a
@@ -7,9 +8,19 @@
 // copies its input into its own announcement before publishing it; after the
 // arrive barrier and the agreement check (execute.cpp) a member computes its
 // output from those copies and returns at once, because nobody will read its
-// buffers. The copies live in the announcement slot of the call's parity,
-// which a member rewrites only two calls later, after the arrive barrier in
-// between has shown that every member has left this call.
+// buffers. The copies live in the announcement slot of the call (seq %
+// kSlots), which a member rewrites only after every member has left the call
+// that slot held.
+//
+// Running ahead: a member whose output needs nobody else's input — any
+// member but the root of a reduce, member 0 of a scan or an exscan — does
+// not even wait for the others. It copies its input, publishes, and
+// returns, like an MPI eager send; back-to-back calls then overlap instead
+// of each paying a cross-core exchange. The members that wait check its
+// history of call signatures (execute.cpp). It runs at most kSlots - 1
+// calls ahead of the slowest member (the slots), and after
+// kRunAheadLimit calls in a row it waits once, so that members that all run
+// ahead because they disagree (on the root, say) are caught.
 //
 // Every member folds in rank order, acc = x_0 ∘ x_1 ∘ …, exactly as the
 // sliced path does: the bits are the same whichever path a call takes.
@@ -27,6 +38,21 @@ namespace hreduce::detail {
 
 // Calls this thread has made by mailbox (tests check the path is taken).
 inline thread_local std::uint64_t mailbox_calls_on_this_thread = 0;
+
+// Calls in a row a member may return from without waiting.
+inline constexpr int kRunAheadLimit = 32;
+
+// Whether this member, in a call going by mailbox, only contributes and so
+// may return without waiting for the others.
+inline bool may_run_ahead(const Call& call, const MemberState& me, int size) {
+  const bool only_contributes =
+      call.kind == CollectiveKind::reduce
+          ? me.rank != call.root
+          : (call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan) &&
+                me.rank == 0;
+  return only_contributes && size > 1 && me.calls_run_ahead < kRunAheadLimit &&
+         me.team.options.run_ahead;
+}
 
 // out = x_0 ∘ … ∘ x_{ranks-1} over elements [first, first + n) of the
 // copies, of `input_bytes` each.

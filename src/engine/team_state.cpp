@@ -94,13 +94,16 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
     members.push_back(std::make_unique<MemberState>(*this, r, first_rank + r, pu,
                                                     topology.pus()[pu].in(Level::numa)));
     members.back()->control = &controls_[r];
-    for (Announcement& slot : controls_[r].announce) slot.descriptor = &members.back()->descriptor;
+    for (int s = 0; s < kSlots; ++s) {
+      controls_[r].announce[s].record = &members.back()->records[s];
+    }
   }
 }
 
 void TeamState::record_error(std::uint64_t seq, int rank, std::string message) {
   std::lock_guard lock(error_mutex_);
-  // Members are at most one call apart, so older records are never read.
+  // Members that read records are in the same call (execute.cpp: members
+  // that ran ahead never read them), so older records are never read.
   errors_.erase(errors_.begin(), errors_.lower_bound({seq > 4 ? seq - 4 : 0, 0}));
   errors_.emplace(std::make_pair(seq, rank), std::move(message));
 }
@@ -114,6 +117,17 @@ std::string TeamState::errors_of(std::uint64_t seq) {
             ": " + it->second;
   }
   return text;
+}
+
+void TeamState::break_team(const std::string& reason) {
+  std::lock_guard lock(error_mutex_);
+  if (broken_reason_.empty()) broken_reason_ = reason;
+  broken.store(true, std::memory_order_seq_cst);
+}
+
+std::string TeamState::broken_reason() {
+  std::lock_guard lock(error_mutex_);
+  return broken_reason_;
 }
 
 std::uint64_t pool_growth_count() { return pool_growths.load(std::memory_order_relaxed); }

@@ -65,15 +65,37 @@ inline bool describes(const Descriptor& d, const Call& call) {
 // instead of two.
 inline constexpr std::size_t kMailboxBytes = 512;
 
-// One per call parity. A member writes slot (seq & 1) for call `seq`; the
-// arrive barrier of call seq+1 guarantees nobody still reads slot (seq & 1)
-// when the member comes back to it for call seq+2.
+// Announcement slots per member: a member writes slot (seq % kSlots) for
+// call `seq`, and first makes sure every other member has left call
+// seq - kSlots (execute.cpp). A member that only contributes to a small
+// call returns without waiting for the others (mailbox.hpp), so it may be
+// up to kSlots - 1 calls ahead of the slowest member.
+inline constexpr int kSlots = 8;
+
+// What a member remembers of the call in one of its slots. Other members
+// read it only to word an error, while that call is still theirs: the slot,
+// and so the record, is rewritten only after every member has left the call.
+struct CallRecord {
+  Descriptor descriptor;
+  std::uint64_t signature = 0;       // of `descriptor`
+  std::uint64_t history_before = 0;  // Announcement::history of the call before
+  bool described = false;
+};
+
+// A slot's seq after the team broke: every waiter wakes up, sees the team
+// broken and throws, instead of waiting for a member that has left.
+inline constexpr std::uint64_t kBrokenSeq = UINT64_MAX;
+
 struct alignas(kControlAlign) Announcement {
   // What every other member reads on every call shares the first line.
   std::atomic<std::uint64_t> seq{0};  // = call number once the fields below are set
-  std::uint64_t signature = 0;
-  bool invalid = false;  // this member's arguments failed its local checks
-  bool relayed = false;  // ... or it relays another process's failure
+  // A digest of the signatures of all this member's calls up to this one.
+  // Comparing it checks this call's agreement and also every earlier call
+  // that no member checked because all returned without waiting.
+  std::uint64_t history = 0;
+  bool invalid = false;    // this member's arguments failed its local checks
+  bool relayed = false;    // ... or it relays another process's failure
+  bool ran_ahead = false;  // it returned without waiting for the others
   const void* in = nullptr;
   void* out = nullptr;
   void* total_out = nullptr;  // scan / exscan of a multi-process team
@@ -85,11 +107,9 @@ struct alignas(kControlAlign) Announcement {
   // every predefined type.
   alignas(16) std::byte short_payload[16];
   alignas(64) std::byte payload[kMailboxBytes];
-  // The announcing member's MemberState::descriptor (set when the team is
-  // built), read only to word an error: every member is then inside the
-  // same call, waiting for the others to finish their messages, so it still
-  // describes this call.
-  const Descriptor* descriptor = nullptr;
+  // The announcing member's record of this slot (set when the team is
+  // built), read only to word an error.
+  const CallRecord* record = nullptr;
 
   std::byte* payload_for(std::size_t bytes) {
     return bytes <= sizeof short_payload ? short_payload : payload;
@@ -101,7 +121,7 @@ struct alignas(kControlAlign) Announcement {
 static_assert(offsetof(Announcement, short_payload) + 16 <= 64, "short inputs share seq's line");
 
 struct MemberControl {
-  Announcement announce[2];
+  Announcement announce[kSlots];
   // Tree: `partial` holds this member's final partial result for call
   // `partial_ready`. Sliced reduce_scatter: `partial` is the scratch holding
   // this member's slice for in-place owners.
@@ -145,12 +165,16 @@ class MemberState {
   const int numa;
   std::uint64_t seq = 0;
   MemberControl* control = nullptr;
-  // The latest call's description and signature. Calls mostly repeat, and
-  // comparing the fields is cheaper than hashing them again (8 dependent
-  // multiplies on the way to publishing).
-  Descriptor descriptor;
-  std::uint64_t signature = 0;
-  bool has_signature = false;
+  // The calls of each slot. Calls mostly repeat, and comparing a slot's
+  // previous description with the new call is cheaper than hashing it again
+  // (8 dependent multiplies on the way to publishing).
+  CallRecord records[kSlots];
+  std::uint64_t history = 0;  // what this member's latest Announcement::history says
+  // Every other member has announced at least this call, so slots of calls
+  // up to everyone_reached + kSlots - 1 are free to write.
+  std::uint64_t everyone_reached = 0;
+  // Calls in a row this member returned from without waiting (mailbox.hpp).
+  int calls_run_ahead = 0;
   std::map<std::tuple<int, int, int, bool>, TreePlan> plans;
 
  private:
@@ -169,6 +193,10 @@ class TeamState {
   // Error record of call `seq` (error path only, hence the mutex).
   void record_error(std::uint64_t seq, int rank, std::string message);
   std::string errors_of(std::uint64_t seq);
+  // Marks the team unusable; the first reason given is kept for the
+  // members that learn of it later.
+  void break_team(const std::string& reason);
+  std::string broken_reason();
 
   TeamOptions options;
   Topology topology;
@@ -182,10 +210,12 @@ class TeamState {
   Waiting waiting;
   // The latest call in which some member's op threw.
   alignas(kControlAlign) std::atomic<std::uint64_t> error_seq{0};
-  // Set after a timeout: members are no longer in step.
+  // Set after a timeout, or an error in a call that some member had
+  // already left: members are no longer in step.
   std::atomic<bool> broken{false};
 
  private:
+  std::string broken_reason_;
   std::unique_ptr<MemberControl[]> controls_;
   std::mutex error_mutex_;
   std::map<std::pair<std::uint64_t, int>, std::string> errors_;

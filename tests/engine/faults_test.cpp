@@ -11,11 +11,13 @@ using namespace hreduce;
 
 namespace {
 
-Team small_team(int members, std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+Team small_team(int members, std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+                bool run_ahead = true) {
   TeamOptions options;
   options.members = members;
   options.topology = Topology::synthetic("pack:1 core:4 pu:2");
   options.timeout = timeout;
+  options.run_ahead = run_ahead;
   return Team(options);
 }
 
@@ -86,7 +88,8 @@ TEST_CASE("a user op that throws fails the call on every member", "[engine][nega
 }
 
 TEST_CASE("members that disagree are named with their values", "[engine][negative]") {
-  Team team = small_team(4);
+  const bool run_ahead = GENERATE(true, false);
+  Team team = small_team(4, std::chrono::milliseconds(0), run_ahead);
   SECTION("collective") {
     auto messages = errors_on(team, [](Member& m) {
       double x = 1, y = 0;
@@ -134,6 +137,16 @@ TEST_CASE("members that disagree are named with their values", "[engine][negativ
       double x = 1, y = 0;
       m.reduce(&x, &y, 1, op::sum, m.rank() == 2 ? 1 : 0);
     });
+    if (run_ahead) {
+      // Members 1-3 only contributed and had left; they learn at their next
+      // call, and the team is unusable (run_ahead_test has more).
+      check_all({messages[0]}, {"the root", "member 0 has 0", "member 2 has 1",
+                                "member(s) 1, 2, 3 had already returned", "no longer usable"});
+      for (int r = 1; r < 4; ++r) CHECK(messages[r].empty());
+      check_all(errors_on(team, [](Member& m) { m.barrier(); }),
+                {"no longer usable", "member 2 has 1"});
+      return;
+    }
     check_all(messages, {"the root", "member 0 has 0", "member 2 has 1"});
   }
   SECTION("counts") {
@@ -157,13 +170,14 @@ TEST_CASE("members that disagree are named with their values", "[engine][negativ
   check_usable(team);
 }
 
-// Each member keeps its last call's signature while calls repeat
+// Each member keeps its slots' last signatures while calls repeat
 // (execute.cpp): a difference after many agreeing calls must still be seen,
 // on the mailbox and the sliced path alike, and agreeing calls afterwards
-// must work again.
+// must work again. (Members running ahead would leave the team unusable
+// after the deviating reduce: run_ahead_test covers that.)
 TEST_CASE("a disagreement after many agreeing calls is still caught", "[engine][negative]") {
   const std::size_t n = GENERATE(2, 3000);  // mailbox, sliced
-  Team team = small_team(3);
+  Team team = small_team(3, std::chrono::milliseconds(0), false);
   // One call that deviates on member 1 when `deviate` is set.
   using Call = void (*)(Member&, bool, std::vector<double>&, std::vector<double>&);
   const std::pair<const char*, Call> cases[] = {

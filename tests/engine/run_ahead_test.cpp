@@ -1,0 +1,278 @@
+// Members that only contribute to a small reduce, scan or exscan return
+// without waiting (src/engine/mailbox.hpp). They must run ahead only as far
+// as the slots allow, never let a later call overwrite a copy another member
+// still folds, deliver every result the sequential oracle gives, and bring
+// every error to every member without a hang, even when the members that
+// would have seen it had already left.
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hreduce/team.hpp"
+#include "src/engine/mailbox.hpp"
+#include "src/engine/team_state.hpp"
+#include "tests/engine/harness.hpp"
+
+using namespace hreduce;
+using namespace std::chrono_literals;
+
+namespace {
+
+Team team_of(int members, bool run_ahead = true) {
+  TeamOptions options;
+  options.members = members;
+  options.topology = Topology::synthetic("pack:1 core:4 pu:2");
+  options.run_ahead = run_ahead;
+  return Team(options);
+}
+
+// Spins (yielding) until `count` reaches `target` or 10 s pass.
+bool reaches(const std::atomic<int>& count, int target) {
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (count.load() < target) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// What call `c` of member `r` contributes: distinct per call and member.
+long contribution(int c, int r) { return 1000L * c + r; }
+
+}  // namespace
+
+TEST_CASE("contributors return without waiting, at most kSlots - 1 calls ahead",
+          "[engine][run_ahead]") {
+  const bool run_ahead = GENERATE(true, false);
+  constexpr int p = 3;
+  constexpr int calls = 40;
+  Team team = team_of(p, run_ahead);
+  std::atomic<int> contributed{0};  // reduce calls members 1 and 2 returned from
+  int seen_before_root_started = -1;
+  std::vector<long> results(calls, -1);
+  team.run([&](Member& m) {
+    long in = 0;
+    if (m.rank() == 0) {
+      // The root holds back; the others run into the slots' limit, and
+      // stay there.
+      if (run_ahead) CHECK(reaches(contributed, 2 * (detail::kSlots - 1)));
+      std::this_thread::sleep_for(50ms);
+      seen_before_root_started = contributed.load();
+      for (int c = 0; c < calls; ++c) {
+        in = contribution(c, 0);
+        m.reduce(&in, &results[c], 1, op::sum, 0);
+      }
+      return;
+    }
+    for (int c = 0; c < calls; ++c) {
+      in = contribution(c, m.rank());
+      m.reduce(&in, static_cast<long*>(nullptr), 1, op::sum, 0);
+      in = -1;  // the call copied it: changing it now changes nothing
+      ++contributed;
+    }
+  });
+  if (run_ahead) {
+    CHECK(seen_before_root_started == 2 * (detail::kSlots - 1));
+  } else {
+    CHECK(seen_before_root_started == 0);
+  }
+  for (int c = 0; c < calls; ++c) {
+    INFO("call " << c);
+    CHECK(results[c] == contribution(c, 0) + contribution(c, 1) + contribution(c, 2));
+  }
+}
+
+TEST_CASE("running ahead through mixed calls gives the oracle's results", "[engine][run_ahead]") {
+  // More members than this machine's cores; reduce with every root, scan
+  // and exscan, in place or not, and now and then a call that waits for
+  // everyone (allreduce) or takes the sliced path.
+  const int p = GENERATE(2, 3, 6);
+  const int rounds = test::quick() ? 300 : 3000;
+  Team team = team_of(p);
+  std::vector<long> failures(p);
+  std::vector<std::uint64_t> ran(p);
+  team.run([&](Member& m) {
+    const int r = m.rank();
+    std::mt19937 pick(7);  // the same sequence of calls on every member
+    std::vector<long> in(80), out(80);
+    const std::uint64_t mailbox_before = detail::mailbox_calls_on_this_thread;
+    for (int round = 0; round < rounds; ++round) {
+      const int what = static_cast<int>(pick() % 10);
+      const std::size_t n = what == 9 ? 70 : 1 + pick() % 8;  // 70 longs: sliced
+      const int root = static_cast<int>(pick() % p);
+      const bool in_place = pick() % 3 == 0;
+      for (std::size_t i = 0; i < n; ++i) in[i] = contribution(round, r) + 100000L * i;
+      std::fill(out.begin(), out.end(), -1);
+      long* source = in.data();
+      if (in_place) {
+        std::copy(in.begin(), in.begin() + n, out.begin());
+        source = out.data();
+      }
+      int last = p;  // members folded: 0 .. last-1
+      bool receives = true;
+      if (what < 5) {
+        m.reduce(source, out.data(), n, op::sum, root);
+        receives = r == root;
+      } else if (what < 7) {
+        m.scan(source, out.data(), n, op::sum);
+        last = r + 1;
+      } else if (what < 9) {
+        m.exscan(source, out.data(), n, op::sum);
+        receives = r > 0;
+        last = r;
+      } else {
+        m.allreduce(source, out.data(), n, op::sum);
+      }
+      std::fill(in.begin(), in.end(), -2);  // contributions were copied
+      for (std::size_t i = 0; i < n; ++i) {
+        long expected = in_place ? contribution(round, r) + 100000L * i : -1;
+        if (receives) {
+          expected = 0;
+          for (int q = 0; q < last; ++q) expected += contribution(round, q) + 100000L * i;
+        }
+        if (out[i] != expected) ++failures[r];
+      }
+    }
+    ran[r] = detail::mailbox_calls_on_this_thread - mailbox_before;
+  });
+  for (int r = 0; r < p; ++r) {
+    INFO("member " << r);
+    CHECK(failures[r] == 0);
+    CHECK(ran[r] > 0);
+  }
+}
+
+TEST_CASE("a bad argument on the root reaches contributors that had left", "[engine][run_ahead]") {
+  Team team = team_of(3);
+  std::vector<std::string> messages(3);
+  std::vector<int> failed_at(3, -1);
+  team.run([&](Member& m) {
+    const double x = 1;
+    for (int c = 0; c < 50; ++c) {
+      try {
+        double result = 0;
+        // The root's out is null in call 2; the others' out is ignored.
+        double* out = m.rank() == 0 && c != 2 ? &result : nullptr;
+        m.reduce(&x, out, 1, op::sum, 0);
+      } catch (const Error& e) {
+        messages[m.rank()] = e.what();
+        failed_at[m.rank()] = c;
+        return;  // the root leaves: nobody may wait for it forever
+      }
+    }
+  });
+  INFO(messages[0] << " | " << messages[1] << " | " << messages[2]);
+  CHECK(failed_at[0] == 2);
+  CHECK_THAT(messages[0], Catch::Contains("out is a null pointer") &&
+                              Catch::Contains("had already returned") &&
+                              Catch::Contains("no longer usable"));
+  for (int r = 1; r < 3; ++r) {
+    CHECK(failed_at[r] > 2);
+    CHECK(failed_at[r] <= 2 + detail::kSlots);
+    CHECK_THAT(messages[r], Catch::Contains("no longer usable") &&
+                                Catch::Contains("out is a null pointer"));
+  }
+}
+
+TEST_CASE("disagreements that every member ran past are still caught", "[engine][run_ahead]") {
+  // Each member names the other as the root: both only contribute, nobody
+  // waits, nobody folds. They must both throw within kRunAheadLimit + 1
+  // calls, and later agreeing calls must too (the team is unusable).
+  SECTION("every call") {
+    Team team = team_of(2);
+    std::vector<std::string> messages(2);
+    std::vector<int> failed_at(2, -1);
+    team.run([&](Member& m) {
+      const double x = 1;
+      for (int c = 0; c < 200; ++c) {
+        try {
+          m.reduce(&x, static_cast<double*>(nullptr), 1, op::sum, 1 - m.rank());
+        } catch (const Error& e) {
+          messages[m.rank()] = e.what();
+          failed_at[m.rank()] = c;
+          return;
+        }
+      }
+    });
+    for (int r = 0; r < 2; ++r) {
+      INFO("member " << r << ": " << messages[r]);
+      CHECK(failed_at[r] >= 0);
+      CHECK(failed_at[r] <= detail::kRunAheadLimit);
+      CHECK_THAT(messages[r], Catch::Contains("the root") &&
+                                  Catch::Contains("earlier call") &&
+                                  Catch::Contains("no longer usable"));
+    }
+    std::vector<std::string> after(2);
+    team.run([&](Member& m) {
+      try {
+        m.barrier();
+      } catch (const Error& e) {
+        after[m.rank()] = e.what();
+      }
+    });
+    for (const auto& e : after) CHECK_THAT(e, Catch::Contains("no longer usable"));
+  }
+  SECTION("one call among agreeing ones") {
+    // Call 5 alone disagrees; at call 6 member 0 folds again and sees that
+    // the histories differ.
+    Team team = team_of(2);
+    std::vector<std::string> messages(2);
+    std::vector<int> failed_at(2, -1);
+    std::vector<double> results(40, -1);
+    team.run([&](Member& m) {
+      const double x = 1;
+      for (int c = 0; c < 40; ++c) {
+        const int root = c == 5 && m.rank() == 0 ? 1 : 0;
+        try {
+          m.reduce(&x, &results[c], 1, op::sum, root);
+        } catch (const Error& e) {
+          messages[m.rank()] = e.what();
+          failed_at[m.rank()] = c;
+          return;
+        }
+      }
+    });
+    INFO(messages[0] << " | " << messages[1]);
+    CHECK(failed_at[0] == 6);
+    CHECK_THAT(messages[0], Catch::Contains("earlier call") && Catch::Contains("no longer usable"));
+    CHECK(failed_at[1] > 6);
+    CHECK(failed_at[1] <= 6 + detail::kSlots);
+    CHECK_THAT(messages[1], Catch::Contains("no longer usable") &&
+                                Catch::Contains("earlier call"));
+    for (int c = 0; c < 5; ++c) CHECK(results[c] == 2);
+  }
+}
+
+TEST_CASE("a late disagreement on the root is caught by the root", "[engine][run_ahead]") {
+  // 50 agreeing calls, then member 1 names member 2 as the root: members 1
+  // and 2 both only contribute and leave, member 0 sees it.
+  Team team = team_of(3);
+  std::vector<std::string> messages(3), next(3);
+  team.run([&](Member& m) {
+    double x = 1, y = 0;
+    try {
+      for (int c = 0; c < 50; ++c) m.reduce(&x, &y, 1, op::sum, 0);
+      m.reduce(&x, &y, 1, op::sum, m.rank() == 1 ? 2 : 0);
+    } catch (const Error& e) {
+      messages[m.rank()] = e.what();
+    }
+    try {
+      m.barrier();
+    } catch (const Error& e) {
+      next[m.rank()] = e.what();
+    }
+  });
+  INFO(messages[0]);
+  CHECK_THAT(messages[0], Catch::Contains("the root") && Catch::Contains("member 1 has 2") &&
+                              Catch::Contains("member(s) 1, 2 had already returned"));
+  CHECK(messages[1].empty());
+  CHECK(messages[2].empty());
+  for (int r = 0; r < 3; ++r) {
+    INFO("member " << r << ": " << next[r]);
+    CHECK_THAT(next[r], Catch::Contains("no longer usable") && Catch::Contains("member 1 has 2"));
+  }
+}
