@@ -65,11 +65,13 @@ struct TeamOptions {
   // How long a member waits for another before throwing; zero: forever. The
   // environment variable HREDUCE_TIMEOUT_MS, when set, overrides this.
   std::chrono::milliseconds timeout{0};
-  // In reduce, scan and exscan calls of at most 512 bytes per member, a
-  // member that only contributes copies its input and returns without
-  // waiting, up to 7 calls ahead of the slowest member. Back-to-back calls
-  // then cost a fraction of a synchronisation each. An error in such a call
-  // reaches that member only at its next call, and leaves the team
+  // In reduce, scan and exscan calls that go by mailbox (at most 512 bytes
+  // per member, a predefined op, a team of one process below the tree
+  // threshold: Team::local_path says "mailbox"), a member that only
+  // contributes copies its input and returns without waiting, up to 7
+  // calls ahead of the slowest member, so back-to-back calls overlap
+  // instead of each waiting for a cross-core exchange. An error in such a
+  // call reaches that member only at its next call, and leaves the team
   // unusable; false: every call waits for every member, and errors are
   // reported in the call that caused them.
   bool run_ahead = true;

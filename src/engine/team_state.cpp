@@ -102,9 +102,11 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
 
 void TeamState::record_error(std::uint64_t seq, int rank, std::string message) {
   std::lock_guard lock(error_mutex_);
-  // Members that read records are in the same call (execute.cpp: members
-  // that ran ahead never read them), so older records are never read.
-  errors_.erase(errors_.begin(), errors_.lower_bound({seq > 4 ? seq - 4 : 0, 0}));
+  // Members are at most kSlots - 1 calls apart (a member that ran ahead
+  // may record a later call's error while others read this one's), so
+  // older records are never read.
+  const std::uint64_t oldest_read = seq > 2 * kSlots ? seq - 2 * kSlots : 0;
+  errors_.erase(errors_.begin(), errors_.lower_bound({oldest_read, 0}));
   errors_.emplace(std::make_pair(seq, rank), std::move(message));
 }
 

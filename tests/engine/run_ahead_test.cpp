@@ -43,6 +43,27 @@ bool reaches(const std::atomic<int>& count, int target) {
 // What call `c` of member `r` contributes: distinct per call and member.
 long contribution(int c, int r) { return 1000L * c + r; }
 
+// Where a member's calls first failed: the call's index (-1: none did) and
+// the message.
+struct FirstError {
+  int call = -1;
+  std::string message;
+};
+
+// Makes calls `call(c)` for c = 0 … calls-1 until one throws, then returns
+// (and so leaves the team: nobody may wait for this member forever).
+template <class Fn>
+void until_error(int calls, FirstError& first, Fn&& call) {
+  for (int c = 0; c < calls; ++c) {
+    try {
+      call(c);
+    } catch (const Error& e) {
+      first = {c, e.what()};
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("contributors return without waiting, at most kSlots - 1 calls ahead",
@@ -148,33 +169,26 @@ TEST_CASE("running ahead through mixed calls gives the oracle's results", "[engi
 
 TEST_CASE("a bad argument on the root reaches contributors that had left", "[engine][run_ahead]") {
   Team team = team_of(3);
-  std::vector<std::string> messages(3);
-  std::vector<int> failed_at(3, -1);
+  std::vector<FirstError> first(3);
   team.run([&](Member& m) {
     const double x = 1;
-    for (int c = 0; c < 50; ++c) {
-      try {
-        double result = 0;
-        // The root's out is null in call 2; the others' out is ignored.
-        double* out = m.rank() == 0 && c != 2 ? &result : nullptr;
-        m.reduce(&x, out, 1, op::sum, 0);
-      } catch (const Error& e) {
-        messages[m.rank()] = e.what();
-        failed_at[m.rank()] = c;
-        return;  // the root leaves: nobody may wait for it forever
-      }
-    }
+    until_error(50, first[m.rank()], [&](int c) {
+      double result = 0;
+      // The root's out is null in call 2; the others' out is ignored.
+      double* out = m.rank() == 0 && c != 2 ? &result : nullptr;
+      m.reduce(&x, out, 1, op::sum, 0);
+    });
   });
-  INFO(messages[0] << " | " << messages[1] << " | " << messages[2]);
-  CHECK(failed_at[0] == 2);
-  CHECK_THAT(messages[0], Catch::Contains("out is a null pointer") &&
-                              Catch::Contains("had already returned") &&
-                              Catch::Contains("no longer usable"));
+  INFO(first[0].message << " | " << first[1].message << " | " << first[2].message);
+  CHECK(first[0].call == 2);
+  CHECK_THAT(first[0].message, Catch::Contains("out is a null pointer") &&
+                                   Catch::Contains("had already returned") &&
+                                   Catch::Contains("no longer usable"));
   for (int r = 1; r < 3; ++r) {
-    CHECK(failed_at[r] > 2);
-    CHECK(failed_at[r] <= 2 + detail::kSlots);
-    CHECK_THAT(messages[r], Catch::Contains("no longer usable") &&
-                                Catch::Contains("out is a null pointer"));
+    CHECK(first[r].call > 2);
+    CHECK(first[r].call <= 2 + detail::kSlots);
+    CHECK_THAT(first[r].message, Catch::Contains("no longer usable") &&
+                                     Catch::Contains("out is a null pointer"));
   }
 }
 
@@ -184,27 +198,20 @@ TEST_CASE("disagreements that every member ran past are still caught", "[engine]
   // calls, and later agreeing calls must too (the team is unusable).
   SECTION("every call") {
     Team team = team_of(2);
-    std::vector<std::string> messages(2);
-    std::vector<int> failed_at(2, -1);
+    std::vector<FirstError> first(2);
     team.run([&](Member& m) {
       const double x = 1;
-      for (int c = 0; c < 200; ++c) {
-        try {
-          m.reduce(&x, static_cast<double*>(nullptr), 1, op::sum, 1 - m.rank());
-        } catch (const Error& e) {
-          messages[m.rank()] = e.what();
-          failed_at[m.rank()] = c;
-          return;
-        }
-      }
+      until_error(200, first[m.rank()], [&](int) {
+        m.reduce(&x, static_cast<double*>(nullptr), 1, op::sum, 1 - m.rank());
+      });
     });
     for (int r = 0; r < 2; ++r) {
-      INFO("member " << r << ": " << messages[r]);
-      CHECK(failed_at[r] >= 0);
-      CHECK(failed_at[r] <= detail::kRunAheadLimit);
-      CHECK_THAT(messages[r], Catch::Contains("the root") &&
-                                  Catch::Contains("earlier call") &&
-                                  Catch::Contains("no longer usable"));
+      INFO("member " << r << ": " << first[r].message);
+      CHECK(first[r].call >= 0);
+      CHECK(first[r].call <= detail::kRunAheadLimit);
+      CHECK_THAT(first[r].message, Catch::Contains("the root") &&
+                                       Catch::Contains("earlier call") &&
+                                       Catch::Contains("no longer usable"));
     }
     std::vector<std::string> after(2);
     team.run([&](Member& m) {
@@ -220,29 +227,22 @@ TEST_CASE("disagreements that every member ran past are still caught", "[engine]
     // Call 5 alone disagrees; at call 6 member 0 folds again and sees that
     // the histories differ.
     Team team = team_of(2);
-    std::vector<std::string> messages(2);
-    std::vector<int> failed_at(2, -1);
+    std::vector<FirstError> first(2);
     std::vector<double> results(40, -1);
     team.run([&](Member& m) {
       const double x = 1;
-      for (int c = 0; c < 40; ++c) {
-        const int root = c == 5 && m.rank() == 0 ? 1 : 0;
-        try {
-          m.reduce(&x, &results[c], 1, op::sum, root);
-        } catch (const Error& e) {
-          messages[m.rank()] = e.what();
-          failed_at[m.rank()] = c;
-          return;
-        }
-      }
+      until_error(40, first[m.rank()], [&](int c) {
+        m.reduce(&x, &results[c], 1, op::sum, c == 5 && m.rank() == 0 ? 1 : 0);
+      });
     });
-    INFO(messages[0] << " | " << messages[1]);
-    CHECK(failed_at[0] == 6);
-    CHECK_THAT(messages[0], Catch::Contains("earlier call") && Catch::Contains("no longer usable"));
-    CHECK(failed_at[1] > 6);
-    CHECK(failed_at[1] <= 6 + detail::kSlots);
-    CHECK_THAT(messages[1], Catch::Contains("no longer usable") &&
-                                Catch::Contains("earlier call"));
+    INFO(first[0].message << " | " << first[1].message);
+    CHECK(first[0].call == 6);
+    CHECK_THAT(first[0].message,
+               Catch::Contains("earlier call") && Catch::Contains("no longer usable"));
+    CHECK(first[1].call > 6);
+    CHECK(first[1].call <= 6 + detail::kSlots);
+    CHECK_THAT(first[1].message,
+               Catch::Contains("no longer usable") && Catch::Contains("earlier call"));
     for (int c = 0; c < 5; ++c) CHECK(results[c] == 2);
   }
 }
