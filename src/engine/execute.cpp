@@ -276,6 +276,17 @@ void abandon_slots(MemberState& me) {
   throw Error(text);
 }
 
+// A wait ran past the team's timeout: members are no longer in step.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_timeout(const CallContext& ctx,
+                                                        const std::string& waited_for) {
+  const std::string text = std::string(to_string(ctx.call.kind)) + ": member " +
+                           std::to_string(ctx.me.rank) + " timed out after " +
+                           std::to_string(ctx.team.timeout.count()) + " ms waiting for " +
+                           waited_for;
+  ctx.team.break_team(text);
+  throw Error(text + "; the team is no longer usable");
+}
+
 // Kept out of arrive() so that the loop every call runs stays small.
 [[noreturn, gnu::cold, gnu::noinline]] void fail_arrival(const CallContext& ctx) {
   std::string missing;
@@ -284,12 +295,7 @@ void abandon_slots(MemberState& me) {
       missing += (missing.empty() ? "" : ", ") + std::to_string(q);
     }
   }
-  const std::string text = std::string(to_string(ctx.call.kind)) + ": member " +
-                           std::to_string(ctx.me.rank) + " timed out after " +
-                           std::to_string(ctx.team.timeout.count()) + " ms waiting for members " +
-                           missing + " to arrive at call " + std::to_string(ctx.seq);
-  ctx.team.break_team(text);
-  throw Error(text + "; the team is no longer usable");
+  fail_timeout(ctx, "members " + missing + " to arrive at call " + std::to_string(ctx.seq));
 }
 
 void arrive(const CallContext& ctx) {
@@ -338,12 +344,8 @@ void prefetch_next_slots(const CallContext& ctx, std::size_t input_bytes) {
 void CallContext::wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                            const char* what) const {
   if (wait_at_least(word, target, deadline, team.waiting)) return;
-  const std::string text = std::string(to_string(call.kind)) + ": member " +
-                           std::to_string(me.rank) + " timed out after " +
-                           std::to_string(team.timeout.count()) + " ms waiting for member " +
-                           std::to_string(rank) + " (" + what + ") in call " + std::to_string(seq);
-  team.break_team(text);
-  throw Error(text + "; the team is no longer usable");
+  fail_timeout(*this, "member " + std::to_string(rank) + " (" + what + ") in call " +
+                          std::to_string(seq));
 }
 
 void CallContext::finish_together(const char* what) const {
@@ -410,7 +412,7 @@ void execute(MemberState& me, const Call& call) {
   const std::size_t in_n = problem.empty() ? input_elements(call, size) : 0;
   const std::size_t in_bytes = in_n * call.op.elem_size;
   const bool by_mailbox = wants_mailbox(call, team, in_bytes);
-  const bool runs_ahead = by_mailbox && may_run_ahead(call, me, size);
+  const bool runs_ahead = by_mailbox && may_run_ahead(call, me);
   mine.ran_ahead = runs_ahead;
   if (by_mailbox) copy_bytes(mine.payload_for(in_bytes), call.in, in_bytes);
   announce(mine.seq, seq);

@@ -44,14 +44,14 @@ inline constexpr int kRunAheadLimit = 32;
 
 // Whether this member, in a call going by mailbox, only contributes and so
 // may return without waiting for the others.
-inline bool may_run_ahead(const Call& call, const MemberState& me, int size) {
+inline bool may_run_ahead(const Call& call, const MemberState& me) {
   const bool only_contributes =
       call.kind == CollectiveKind::reduce
           ? me.rank != call.root
           : (call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan) &&
                 me.rank == 0;
-  return only_contributes && size > 1 && me.calls_run_ahead < kRunAheadLimit &&
-         me.team.options.run_ahead;
+  return only_contributes && me.team.members_may_run_ahead &&
+         me.calls_run_ahead < kRunAheadLimit;
 }
 
 // out = x_0 ∘ … ∘ x_{ranks-1} over elements [first, first + n) of the

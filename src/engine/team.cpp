@@ -51,28 +51,34 @@ std::optional<detail::CollectiveKind> collective_named(std::string_view name) {
   return std::nullopt;
 }
 
-}  // namespace
-
-std::string_view Team::local_path(std::string_view collective,
-                                  std::size_t bytes_per_member) const {
-  const std::optional<detail::CollectiveKind> kind = collective_named(collective);
+// The path execute_local() takes for `kind` (none: a name that is not a
+// collective), asking the functions it asks, about a call of a predefined
+// op with the team's default options.
+std::string_view local_path_of(const detail::TeamState& team,
+                               std::optional<detail::CollectiveKind> kind,
+                               std::size_t bytes_per_member) {
   if (!kind) return "sliced";
-  // Asks the functions execute_local() asks, about a call of a predefined
-  // op with the team's default options.
   detail::Call call;
   call.kind = *kind;
   call.count = bytes_per_member;
   call.op.elem_size = 1;
   call.op.may_throw = false;
-  call.options = &state_->options.collectives;
-  if (detail::wants_tree(call, local_size())) return "tree";
-  if (detail::wants_mailbox(call, *state_, bytes_per_member)) return "mailbox";
+  call.options = &team.options.collectives;
+  if (detail::wants_tree(call, team.size())) return "tree";
+  if (detail::wants_mailbox(call, team, bytes_per_member)) return "mailbox";
   return "sliced";
+}
+
+}  // namespace
+
+std::string_view Team::local_path(std::string_view collective,
+                                  std::size_t bytes_per_member) const {
+  return local_path_of(*state_, collective_named(collective), bytes_per_member);
 }
 
 std::string Team::explain(std::string_view collective, std::size_t bytes_per_member) const {
   const std::optional<detail::CollectiveKind> kind = collective_named(collective);
-  std::string path(local_path(collective, bytes_per_member));
+  std::string path(local_path_of(*state_, kind, bytes_per_member));
   if (path == "mailbox") path += " (a user op goes sliced)";
   const std::string local =
       "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
@@ -80,6 +86,7 @@ std::string Team::explain(std::string_view collective, std::size_t bytes_per_mem
   if (!kind) throw Error("Team::explain: unknown collective '" + std::string(collective) + "'");
   return state_->group->explain(*kind, bytes_per_member, true) + "; " + local;
 }
+
 const Topology& Team::topology() const { return state_->topology; }
 const Placement& Team::placement() const { return state_->placement; }
 const std::vector<Level>& Team::levels() const { return state_->levels; }

@@ -88,6 +88,7 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
   }
   waiting.keep_polling =
       from_environment("HREDUCE_SPIN_US", "microseconds", waiting.keep_polling);
+  members_may_run_ahead = options.run_ahead && p > 1;
   controls_ = std::make_unique<MemberControl[]>(p);
   for (int r = 0; r < p; ++r) {
     const int pu = placement.pu_of_member[r];

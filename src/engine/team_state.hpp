@@ -208,6 +208,10 @@ class TeamState {
   int total_members = 0;  // across all processes
   // How members wait (wait.hpp): spins are short when members share CPUs.
   Waiting waiting;
+  // Members that only contribute to a mailbox call may return without
+  // waiting (mailbox.hpp): TeamOptions::run_ahead, and someone to run
+  // ahead of.
+  bool members_may_run_ahead = false;
   // The latest call in which some member's op threw.
   alignas(kControlAlign) std::atomic<std::uint64_t> error_seq{0};
   // Set after a timeout, or an error in a call that some member had
