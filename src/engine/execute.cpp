@@ -323,6 +323,23 @@ void prefetch_next_slots(const CallContext& ctx, std::size_t input_bytes) {
   }
 }
 
+// The other members read this member's slot lines, so every write to them
+// must first take the lines back (a read-for-ownership, one cross-core
+// round trip). Asking for them now, once no one reads the next slot any
+// more, overlaps that transfer with the rest of this call and whatever the
+// caller does before the next one. Measured with 2 members, 40 samples of
+// 10,000 calls, with and without it in turns: 0–14 % less per call at 8 B
+// and 512 B, 17 % for an 8 B allreduce when the cores were far apart.
+void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
+  if (ctx.seq + 1 >= ctx.me.everyone_reached + kSlots) return;
+  const Announcement& slot = ctx.controls[ctx.me.rank].announce[(ctx.seq + 1) % kSlots];
+  __builtin_prefetch(&slot, 1);
+  if (input_bytes <= sizeof slot.short_payload) return;
+  for (std::size_t line = 0; line < input_bytes; line += 64) {
+    __builtin_prefetch(slot.payload + line, 1);
+  }
+}
+
 // Before this call overwrites its slot, every other member must have left
 // the call that slot held, kSlots calls ago. A member that waited for
 // everyone in its previous call knows that already; one that ran ahead
@@ -418,6 +435,7 @@ void execute(MemberState& me, const Call& call) {
   announce(mine.seq, seq);
   if (runs_ahead) {
     wake_blocked(mine.seq, team.waiting);
+    prefetch_own_next_slot(ctx, in_bytes);
     ++me.calls_run_ahead;
     mailbox_collective(ctx, in_bytes);
     return;
@@ -432,6 +450,7 @@ void execute(MemberState& me, const Call& call) {
   // in a later call for this slot; either way it has already published
   // this call, so none of our waits needed it awake.
   wake_blocked(mine.seq, team.waiting);
+  if (by_mailbox) prefetch_own_next_slot(ctx, in_bytes);
   bool others_ran_ahead = false;
   for (int r = 0; r < size; ++r) {
     if (ctx.of(r).invalid || ctx.of(r).history != ctx.of(0).history) fail_agreement(ctx);
