@@ -343,17 +343,29 @@ void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
 // Before this call overwrites its slot, every other member must have left
 // the call that slot held, kSlots calls ago. A member that waited for
 // everyone in its previous call knows that already; one that ran ahead
-// checks here. (Waiting for more, so as to look less often, measured no
-// faster.)
+// checks here. It first looks whether each other member has announced the
+// previous call: then the next 6 calls need no check. Each look costs a
+// cross-core transfer (the others have written those lines since), and a
+// member that keeps running ahead would otherwise pay one every call.
+// Measured with 2 members, 40 samples of 10,000 calls taking turns with
+// and without the first look, 5 runs: 27 of 30 medians of reduce, scan and
+// exscan at 8 and 512 B lower by 1–35 % (12 % the median), 3 higher by 1,
+// 2 and 23 %. (Waiting for a later call, so as to look less often,
+// measured no faster.)
 [[gnu::noinline]] void wait_for_slot(const CallContext& ctx) {
   const std::uint64_t target = ctx.seq - kSlots + 1;
+  const std::uint64_t previous = ctx.seq - 1;
+  std::uint64_t reached = previous;
   for (int r = 0; r < ctx.size(); ++r) {
     if (r == ctx.me.rank) continue;
-    ctx.wait_for(ctx.controls[r].announce[target % kSlots].seq, target, r,
+    const auto& slots = ctx.controls[r].announce;
+    if (slots[previous % kSlots].seq.load(std::memory_order_acquire) >= previous) continue;
+    ctx.wait_for(slots[target % kSlots].seq, target, r,
                  "leaving the call whose slot this call reuses");
+    reached = target;
   }
   if (ctx.team.broken.load(std::memory_order_relaxed)) fail_broken(ctx.me, ctx.call.kind);
-  ctx.me.everyone_reached = target;
+  ctx.me.everyone_reached = reached;
 }
 
 }  // namespace
