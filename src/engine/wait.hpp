@@ -42,15 +42,22 @@ inline constexpr int kSpinsShared = 8;
 // After those spins, a member that has a CPU of its own keeps polling this
 // long before it yields and sleeps. A sleeping member's CPU goes idle, and
 // waking it takes longer than the spins last (in the KVM guest we measure
-// on: 60–75 µs at the median, 0.1–0.6 ms at the 90th percentile,
+// on: 60–75 µs at the median, 0.1–3.7 ms at the 90th percentile,
 // `bazel run //bench:core_to_core`). Then the member it woke waits in turn
 // for longer than its spins, sleeps too, and every call pays a wake-up:
 // 2-member calls of 8 B–4 KiB took 15–17 µs (geometric mean over
 // `hreduce bench --max-bytes 4096 --collectives allreduce,scan,exscan`,
 // 17,600 context switches) instead of 1.0–1.3 µs with 1 ms of polling
-// (6,000), the switches left being the workers' own between samples.
-// libgomp's threads poll for about as long by default (GOMP_SPINCOUNT).
-inline constexpr std::chrono::microseconds kKeepPollingAlone{1000};
+// (6,000). 1 ms still let one late member start such a chain now and then,
+// and a row's median went from 0.1–1.5 µs to 4–12 µs: 7 of 96 rows over
+// 2 µs with 1 ms against 1 of 96 with 10 ms (six alternating runs of
+// `hreduce bench --collectives reduce,allreduce,scan,exscan --types double
+// --max-bytes 4096 --implementations hreduce,tbb`). Polling only in the
+// wake-up's wake (10 ms after any member woke a sleeper, 1 ms otherwise)
+// did not help: 12 of 96. The price is up to 10 ms of a CPU per wait when
+// members arrive that far apart; libgomp polls about 1 ms by default
+// (GOMP_SPINCOUNT), Intel's OpenMP runtime 200 ms (KMP_BLOCKTIME).
+inline constexpr std::chrono::microseconds kKeepPollingAlone{10000};
 
 // How one team's members wait for each other, shared by all its progress
 // words.
