@@ -307,19 +307,25 @@ void arrive(const CallContext& ctx) {
   if (ctx.team.broken.load(std::memory_order_relaxed)) fail_broken(ctx.me, ctx.call.kind);
 }
 
+// The lines of `slot` that an input of `input_bytes` fills: its first line,
+// and the payload's when the input does not fit the short payload.
+// (__builtin_prefetch wants the read/write choice as a constant.)
+template <int kForWriting>
+void prefetch_slot(const Announcement& slot, std::size_t input_bytes) {
+  __builtin_prefetch(&slot, kForWriting);
+  if (input_bytes <= sizeof slot.short_payload) return;
+  for (std::size_t line = 0; line < input_bytes; line += 64) {
+    __builtin_prefetch(slot.payload + line, kForWriting);
+  }
+}
+
 // A member that ran ahead has likely announced its next call already:
 // fetching that slot now overlaps the transfer with this call's work, where
 // the next call would wait for it. Sized for an input like this call's.
 void prefetch_next_slots(const CallContext& ctx, std::size_t input_bytes) {
   const int next = static_cast<int>((ctx.seq + 1) % kSlots);
   for (int r = 0; r < ctx.size(); ++r) {
-    if (!ctx.of(r).ran_ahead) continue;
-    const Announcement& slot = ctx.controls[r].announce[next];
-    __builtin_prefetch(&slot);
-    if (input_bytes <= sizeof slot.short_payload) continue;
-    for (std::size_t line = 0; line < input_bytes; line += 64) {
-      __builtin_prefetch(slot.payload + line);
-    }
+    if (ctx.of(r).ran_ahead) prefetch_slot<0>(ctx.controls[r].announce[next], input_bytes);
   }
 }
 
@@ -332,12 +338,7 @@ void prefetch_next_slots(const CallContext& ctx, std::size_t input_bytes) {
 // and 512 B, 17 % for an 8 B allreduce when the cores were far apart.
 void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
   if (ctx.seq + 1 >= ctx.me.everyone_reached + kSlots) return;
-  const Announcement& slot = ctx.controls[ctx.me.rank].announce[(ctx.seq + 1) % kSlots];
-  __builtin_prefetch(&slot, 1);
-  if (input_bytes <= sizeof slot.short_payload) return;
-  for (std::size_t line = 0; line < input_bytes; line += 64) {
-    __builtin_prefetch(slot.payload + line, 1);
-  }
+  prefetch_slot<1>(ctx.controls[ctx.me.rank].announce[(ctx.seq + 1) % kSlots], input_bytes);
 }
 
 // Before this call overwrites its slot, every other member must have left

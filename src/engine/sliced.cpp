@@ -28,10 +28,11 @@
 // alone, which reads each element of an input before it overwrites the same
 // element of that member's output (the fold's first step reads x_0 and x_1
 // and writes in the same pass; a fold into a later member's in-place
-// buffer goes through scratch). The one exception is in-place reduce_scatter, where
-// a block lands at the start of the owner's buffer, over elements other
-// members still read; such blocks go through the computing member's scratch
-// and the owner copies them after everyone is done.
+// buffer goes through scratch). The one exception is in-place
+// reduce_scatter, where a block lands at the start of the owner's buffer,
+// over elements other members still read; such blocks go through the
+// computing member's scratch and the owner copies them after everyone is
+// done.
 //
 // The call ends with every member publishing `done` and waiting for all
 // others: then nobody reads anyone's buffers any more.
@@ -162,9 +163,8 @@ void sliced_reduce(const CallContext& ctx) {
                   : nullptr;
   worker.for_each_chunk(slice_of(ctx.me.rank, ctx.size(), ctx.call.count, es),
                         [&](std::size_t at, std::size_t len) {
-                          if (!acc) return worker.fold(at, len, bytes_at(out, at, es));
-                          worker.fold(at, len, acc);
-                          copy_bytes(bytes_at(out, at, es), acc, len * es);
+                          worker.fold(at, len, acc ? acc : bytes_at(out, at, es));
+                          if (acc) copy_bytes(bytes_at(out, at, es), acc, len * es);
                         });
   worker.finish();
   ctx.throw_if_failed();
