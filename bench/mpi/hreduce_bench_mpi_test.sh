@@ -1,19 +1,48 @@
 #!/usr/bin/env bash
-# `hreduce bench --mpi` on 2 ranks × 2 threads: every collective's rows are
-# checked against the oracle on every process.
+# `hreduce bench --mpi` on 2 ranks: with 2 threads each, every collective's
+# rows are checked against the oracle on every process and --json holds
+# hreduce's and MPI's records; with 1 member per process (where MPI_Allreduce
+# is checked against hreduce too), --collectives and --no-shared-memory; and
+# --zero-copy, whose buffers come from Team::allocate.
 set -euo pipefail
 binary=$1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-out=$TEST_TMPDIR/out.txt
-mpirun --oversubscribe --bind-to none -np 2 \
-  --mca mpi_yield_when_idle 1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
-  "$binary" bench --mpi --members 2 --max-bytes 4096 --min-time-ms 1 > "$out"
-cat "$out"
+bench() {
+  mpirun --oversubscribe --bind-to none -np 2 \
+    --mca mpi_yield_when_idle 1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+    "$binary" bench --mpi --max-bytes 4096 --min-time-ms 1 "$@"
+}
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+out=$TEST_TMPDIR/out.txt
+json=$TEST_TMPDIR/mpi.json
+bench --members 2 --json "$json" > "$out"
+cat "$out"
 grep -q WRONG "$out" && fail "a result differs from the oracle"
 grep -q '4 members in 2 process' "$out" || fail "expected a team of 4 members in 2 processes"
 for c in reduce allreduce reduce_scatter_block scan exscan; do
   rows=$(grep -cE "^$c +.* ok$" "$out")
   [ "$rows" -eq 4 ] || fail "expected 4 rows for $c, got $rows"
+  for i in hreduce mpi; do
+    grep -q "\"collective\": \"$c\", \"implementation\": \"$i\"" "$json" || fail "no $i record for $c"
+  done
 done
+records=$(grep -c '"collective"' "$json")
+[ "$records" -eq 40 ] || fail "expected 40 records, got $records"
+
+single=$TEST_TMPDIR/single.txt
+bench --collectives allreduce,scan --no-shared-memory > "$single"
+cat "$single"
+grep -q WRONG "$single" && fail "a result differs (1 member per process)"
+rows=$(grep -cE '^(allreduce|scan) +.* ok$' "$single")
+[ "$rows" -eq 8 ] || fail "expected 8 rows for allreduce and scan, got $rows"
+grep -qE '^(reduce|reduce_scatter_block|exscan) ' "$single" && fail "--collectives was ignored"
+
+shared=$TEST_TMPDIR/shared.txt
+bench --max-bytes 262144 --zero-copy > "$shared"
+cat "$shared"
+grep -q WRONG "$shared" && fail "a result differs (--zero-copy)"
+grep -q "buffers: from Team::allocate" "$shared" || fail "--zero-copy not in the title"
+rows=$(grep -cE '^(reduce|allreduce|reduce_scatter_block|scan|exscan) +.* ok$' "$shared")
+[ "$rows" -eq 30 ] || fail "expected 30 rows with --zero-copy, got $rows"
 echo PASS

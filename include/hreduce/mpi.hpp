@@ -14,6 +14,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -44,6 +45,19 @@ struct MpiTeamOptions {
   // chunk overlaps the messages of the previous one (0 turns it off).
   std::size_t pipeline_min_bytes = std::size_t{1} << 20;
   std::size_t pipeline_chunk_bytes = std::size_t{256} << 10;
+  // The processes of one node combine through a shared-memory segment
+  // (POSIX shm, unlinked as soon as every process mapped it) instead of
+  // MPI messages; only the first process of each node sends messages.
+  // Applies when every node's processes are consecutive ranks.
+  bool shared_memory = true;
+  // Staging chunk per process of that segment: the segment holds
+  // 2 × (processes on the node + 1) chunks whatever the vector length.
+  std::size_t node_chunk_bytes = std::size_t{64} << 10;
+  // TeamOptions::timeout for a team spanning processes when it is zero:
+  // a process that stops answering then fails the others after this long
+  // instead of hanging them (a process of the node that dies is noticed
+  // within milliseconds regardless). It covers MPI messages too.
+  std::chrono::milliseconds default_timeout{std::chrono::minutes(1)};
 };
 
 // Collective over `comm`: every process calls it with its own thread count

@@ -102,6 +102,15 @@ struct Placement {
 
 // Throws Error when members < 1.
 Placement place(const Topology& topology, int members, PlacementPolicy policy);
+// The same over the PUs `allowed` alone (logical indices, e.g. those a
+// process was bound to by mpirun): each process of a node then keeps its
+// members on its own cores. Throws Error when `allowed` is empty.
+Placement place(const Topology& topology, int members, PlacementPolicy policy,
+                const std::vector<int>& allowed);
+
+// The PUs this process may run on (hwloc_get_cpubind), as logical indices;
+// every PU when the topology is not this machine or the binding is unknown.
+std::vector<int> process_pus(const Topology& topology);
 
 // Pins the calling thread to one PU of `topology`. Returns false, and warns
 // once per process on stderr, when binding fails or the topology is not this

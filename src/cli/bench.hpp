@@ -1,5 +1,6 @@
 // The two faces of `hreduce bench`: the comparison run on this process's
-// team (the default), and hreduce alone on a team over MPI processes.
+// team (the default), and hreduce against MPI's own collectives on a team
+// over MPI processes.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include "args.hpp"
 #include "hreduce/options.hpp"
 #include "hreduce/team.hpp"
+#include "src/compare/problem.hpp"
 
 namespace hreduce::cli {
 
@@ -16,9 +18,15 @@ namespace hreduce::cli {
 // itself when the steps miss it.
 std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step);
 
+// --collectives (default: all), for both faces; throws Error naming a bad one.
+std::vector<detail::compare::Collective> chosen_collectives(const Args& args);
+
 // Both return the process's exit status: non-zero when a result was wrong.
+// With MPI, every process of MPI_COMM_WORLD calls run_mpi_bench; only rank 0
+// prints and writes --json and --plot.
 int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>& sizes,
                    double min_seconds);
-int run_mpi_bench(Team& team, const std::vector<std::size_t>& sizes, double min_seconds);
+int run_mpi_bench(Team& team, const Args& args, const std::vector<std::size_t>& sizes,
+                  double min_seconds);
 
 }  // namespace hreduce::cli

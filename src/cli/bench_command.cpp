@@ -1,7 +1,9 @@
 // `hreduce bench`: the main job. Builds the team from the machine options,
 // then runs the comparison (hreduce against OpenMP, oneTBB and the limit
-// kernel, interleaved) or, with --mpi, hreduce alone over MPI processes.
+// kernel, interleaved) or, with --mpi, hreduce against MPI's own collectives
+// over MPI processes.
 #include <cstdio>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,6 +57,22 @@ CollectiveOptions collective_options(const Args& args, int radix) {
   return options;
 }
 
+MpiTeamOptions mpi_team_options(const Args& args) {
+  MpiTeamOptions options;
+  options.node_chunk_bytes = static_cast<std::size_t>(args.get_int(
+      "--node-chunk-bytes", static_cast<int>(options.node_chunk_bytes), 1));
+  options.shared_memory = !args.has("--no-shared-memory");
+  return options;
+}
+
+// Refuses, before MPI starts, options that mean nothing in the chosen mode.
+void reject_options(const Args& args, std::initializer_list<const char*> names,
+                    const char* why) {
+  for (const char* name : names) {
+    if (args.has(name)) throw Error(std::string("hreduce bench: ") + name + why);
+  }
+}
+
 }  // namespace
 
 std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step) {
@@ -68,13 +86,14 @@ int bench_command(const std::vector<std::string>& argv) {
   std::set<std::string> valued = machine_valued_options();
   valued.insert({"--max-bytes", "--min-time-ms", "--step", "--algorithm", "--tree",
                  "--tree-max-bytes", "--chunk-bytes", "--json", "--plot", "--implementations",
-                 "--collectives", "--types", "--settle-us"});
-  const Args args("hreduce bench", argv, {"--mpi"}, valued);
+                 "--collectives", "--types", "--settle-us", "--node-chunk-bytes"});
+  const Args args("hreduce bench", argv, {"--mpi", "--no-shared-memory", "--zero-copy"}, valued);
   if (args.has("--mpi")) {
-    for (const char* name : {"--json", "--plot", "--implementations", "--collectives", "--types",
-                             "--settle-us"}) {
-      if (args.has(name)) throw Error(std::string("hreduce bench: ") + name + " does not go with --mpi");
-    }
+    reject_options(args, {"--implementations", "--types", "--settle-us"},
+                   " does not go with --mpi");
+  } else {
+    reject_options(args, {"--node-chunk-bytes", "--no-shared-memory", "--zero-copy"},
+                   " needs --mpi");
   }
   const MpiSession mpi(args.has("--mpi"));
   const MachineChoice choice = choose_machine("hreduce bench", args);
@@ -90,8 +109,9 @@ int bench_command(const std::vector<std::string>& argv) {
   options.levels = choice.levels;
   options.collectives = collective_options(args, choice.radix);
   if (mpi.active && !args.has("--members")) options.members = 1;
-  Team team = mpi.active ? make_mpi_team(MPI_COMM_WORLD, options.members, options)
-                         : Team(options);
+  Team team = mpi.active
+                  ? make_mpi_team(MPI_COMM_WORLD, options.members, options, mpi_team_options(args))
+                  : Team(options);
   if (mpi.rank == 0) {
     std::printf("hreduce bench: %d members in %d process(es) (%s placement) on %s; %d package(s), "
                 "%d NUMA node(s), %d core(s), %d PU(s)\n",
@@ -101,7 +121,7 @@ int bench_command(const std::vector<std::string>& argv) {
                 team.topology().pu_count());
   }
   const std::vector<std::size_t> sizes = bench_sizes(max_bytes, step);
-  if (mpi.active) return run_mpi_bench(team, sizes, min_seconds);
+  if (mpi.active) return run_mpi_bench(team, args, sizes, min_seconds);
   return run_comparison(team, args, sizes, min_seconds);
 }
 

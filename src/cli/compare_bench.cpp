@@ -63,11 +63,6 @@ std::vector<cmp::Implementation> chosen_implementations(const Args& args) {
   return chosen;
 }
 
-std::vector<cmp::Collective> chosen_collectives(const Args& args) {
-  if (!args.has("--collectives")) return {std::begin(cmp::kCollectives), std::end(cmp::kCollectives)};
-  return named_values("--collectives", *args.get("--collectives"), cmp::kCollectives);
-}
-
 // By default double sum for every collective, and int32 sum and MINLOC
 // pairs for allreduce (as the bench/ suite does); --types puts every listed
 // type on every chosen collective.
@@ -139,6 +134,11 @@ double memcpy_gbps(std::size_t bytes) {
 }
 
 }  // namespace
+
+std::vector<cmp::Collective> chosen_collectives(const Args& args) {
+  if (!args.has("--collectives")) return {std::begin(cmp::kCollectives), std::end(cmp::kCollectives)};
+  return named_values("--collectives", *args.get("--collectives"), cmp::kCollectives);
+}
 
 int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>& sizes,
                    double min_seconds) {

@@ -10,7 +10,8 @@ constexpr const char* kUsage = R"(usage: hreduce <command> [options]
 
 commands:
   bench   compare hreduce with OpenMP, oneTBB and the memory-traffic limit on
-          this machine (every collective, checked against a sequential oracle)
+          this machine (every collective, checked against a sequential oracle);
+          with --mpi, compare it with MPI's own collectives over MPI processes
   topo    print the machine, the members' placement and the reduction tree
   help    this text
 
@@ -34,8 +35,16 @@ bench options:
   --plot FILE.svg    plot GB/s against size, one panel per collective and type
   --settle-us U      idle time before each sample (default 10000): other runtimes'
                      threads stop spinning
-  --mpi              hreduce alone on a team over MPI_COMM_WORLD (run under
-                     mpirun); --members then counts threads per process (default 1)
+  --mpi              hreduce against MPI_Reduce, MPI_Allreduce, ... on a team over
+                     MPI_COMM_WORLD (run under mpirun), interleaved; --members then
+                     counts threads per process (default 1); takes --collectives,
+                     --json and --plot, not --implementations, --types or --settle-us
+  --node-chunk-bytes B  with --mpi: staging chunk per process of the shared segment
+                     through which a node's processes combine (default 65536)
+  --no-shared-memory with --mpi: a node's processes exchange MPI messages instead
+                     of sharing a segment (for A/B runs)
+  --zero-copy        with --mpi: hreduce's buffers come from Team::allocate, so a
+                     node's processes read and write them where they are
   --algorithm A      automatic (default), tree or sliced
   --tree S           hierarchical (default), binomial, knomial, binary, flat, chain
   --tree-max-bytes B largest vector automatic sends down the tree (default 4096)

@@ -10,7 +10,7 @@ namespace hreduce::detail::compare {
 
 struct Record {
   std::string collective;      // reduce, allreduce, reduce_scatter_block, scan, exscan
-  std::string implementation;  // hreduce, openmp_reduction, openmp_sliced, tbb, limit, mpi_flat
+  std::string implementation;  // hreduce, openmp_reduction, openmp_sliced, tbb, limit, mpi_flat, mpi
   std::string type;            // double, int32, double_int (MINLOC)
   std::string op;              // sum, minloc
   int members = 0;

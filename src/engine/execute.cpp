@@ -54,6 +54,11 @@ std::string demangle(const std::type_info* type) {
   return text;
 }
 
+// What messages call this call: the user's collective, also in its steps.
+CollectiveKind reported_kind(const Call& call) {
+  return call.step->reported_as != nullptr ? *call.step->reported_as : call.kind;
+}
+
 bool uses_counts(CollectiveKind kind) { return kind == CollectiveKind::reduce_scatter; }
 
 // Steps of a multi-process team in which members legitimately pass
@@ -212,7 +217,7 @@ void abandon_slots(MemberState& me) {
 
 [[noreturn, gnu::cold, gnu::noinline]] void fail_broken(MemberState& me, CollectiveKind kind) {
   abandon_slots(me);
-  throw Error(std::string(to_string(kind)) + ": member " + std::to_string(me.rank) +
+  throw Error(std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank) +
               ": the team is no longer usable: " + me.team.broken_reason());
 }
 
@@ -279,8 +284,8 @@ void abandon_slots(MemberState& me) {
 // A wait ran past the team's timeout: members are no longer in step.
 [[noreturn, gnu::cold, gnu::noinline]] void fail_timeout(const CallContext& ctx,
                                                         const std::string& waited_for) {
-  const std::string text = std::string(to_string(ctx.call.kind)) + ": member " +
-                           std::to_string(ctx.me.rank) + " timed out after " +
+  const std::string text = std::string(to_string(reported_kind(ctx.call))) + ": member " +
+                           std::to_string(ctx.me.global_rank) + " timed out after " +
                            std::to_string(ctx.team.timeout.count()) + " ms waiting for " +
                            waited_for;
   ctx.team.break_team(text);
@@ -304,7 +309,9 @@ void arrive(const CallContext& ctx) {
     if (!wait_at_least(ctx.of(r).seq, ctx.seq, ctx.deadline, ctx.team.waiting)) fail_arrival(ctx);
   }
   // A member that left a broken team marks its slots done (abandon_slots).
-  if (ctx.team.broken.load(std::memory_order_relaxed)) fail_broken(ctx.me, ctx.call.kind);
+  if (ctx.team.broken.load(std::memory_order_relaxed)) {
+    fail_broken(ctx.me, reported_kind(ctx.call));
+  }
 }
 
 // The lines of `slot` that an input of `input_bytes` fills: its first line,
@@ -365,7 +372,9 @@ void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
                  "leaving the call whose slot this call reuses");
     reached = target;
   }
-  if (ctx.team.broken.load(std::memory_order_relaxed)) fail_broken(ctx.me, ctx.call.kind);
+  if (ctx.team.broken.load(std::memory_order_relaxed)) {
+    fail_broken(ctx.me, reported_kind(ctx.call));
+  }
   ctx.me.everyone_reached = reached;
 }
 
@@ -396,8 +405,8 @@ void CallContext::record_failure(const std::string& message) const {
 
 void CallContext::throw_if_failed() const {
   if (team.error_seq.load(std::memory_order_relaxed) != seq) return;
-  throw Error(std::string(to_string(call.kind)) + " (call " + std::to_string(seq) + ", member " +
-              std::to_string(me.rank) + "): the op threw: " + team.errors_of(seq));
+  throw Error(std::string(to_string(reported_kind(call))) + " (call " + std::to_string(seq) +
+              ", member " + std::to_string(me.rank) + "): the op threw: " + team.errors_of(seq));
 }
 
 void execute(MemberState& me, const Call& call) {
@@ -410,7 +419,7 @@ void execute(MemberState& me, const Call& call) {
 
 [[gnu::flatten]] void execute_local(MemberState& me, const Call& call) {
   TeamState& team = me.team;
-  if (team.broken.load(std::memory_order_relaxed)) fail_broken(me, call.kind);
+  if (team.broken.load(std::memory_order_relaxed)) fail_broken(me, reported_kind(call));
   const std::uint64_t seq = ++me.seq;
   const int slot = static_cast<int>(seq % kSlots);
   const CallContext ctx{me, team, call, seq, slot, Deadline::after(team.timeout)};
@@ -471,7 +480,7 @@ void execute(MemberState& me, const Call& call) {
   }
   if (others_ran_ahead) prefetch_next_slots(ctx, in_bytes);
 
-  if (call.kind == CollectiveKind::barrier) return;
+  if (call.kind == CollectiveKind::barrier || call.step->checks_only) return;
   if (!is_internal(call.kind) && in_n == 0) return;  // n = 0 only synchronises
   if (by_mailbox) {
     mailbox_collective(ctx, in_bytes);

@@ -20,6 +20,12 @@ class ProcessGroup {
   virtual int members_here() const = 0;   // this process's members
   virtual int first_rank() const = 0;     // team rank of this process's member 0
   virtual int total_members() const = 0;  // over all processes
+  // Members of the processes before this one on its node: where this
+  // process's members start among the node's (0 with one process a node).
+  virtual int members_before_on_node() const { return 0; }
+  // Collective over the processes (see Team::allocate): memory the other
+  // processes of this node can read, or null where they share none.
+  virtual void* allocate_shared(std::size_t /*bytes*/) { return nullptr; }
 
   // Runs one collective for member `me` of this process.
   virtual void execute(MemberState& me, const Call& call) = 0;

@@ -1,6 +1,8 @@
 // Team and Member: construction, attach mode, run(), and the option names.
 #include "hreduce/team.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "src/engine/collectives.hpp"
@@ -98,6 +100,20 @@ Member& Team::member(int index) {
                 std::to_string(local_size() - 1) + " (members of this process)");
   }
   return members_[index];
+}
+
+void* Team::allocate_bytes(std::size_t bytes) {
+  if (state_->group) {
+    if (void* shared = state_->group->allocate_shared(bytes)) return shared;
+  }
+  // 64-byte aligned like the shared pages are page aligned, and zeroed.
+  const std::size_t padded = (std::max<std::size_t>(bytes, 1) + 127) / 64 * 64;
+  auto block = std::make_unique<std::byte[]>(padded);
+  void* start = block.get();
+  std::size_t space = padded;
+  std::align(64, std::max<std::size_t>(bytes, 1), start, space);
+  state_->private_allocations.push_back(std::move(block));
+  return start;
 }
 
 void Team::run_erased(void (*invoke)(void*, Member&), void* context) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sched.h>
 #include <thread>
+#include <vector>
 
 #include "hreduce/error.hpp"
 #include "hreduce/schedule.hpp"
@@ -52,6 +53,22 @@ bool shares_cpus(const Placement& placement, bool pinned) {
   return std::adjacent_find(pus.begin(), pus.end()) != pus.end();
 }
 
+// The members of a process that shares its node with others stay on the
+// CPUs that process was given (mpirun --bind-to ...). A process given the
+// whole machine (--bind-to none) starts where the members of the node's
+// earlier processes end: placed alike, every process would put its member
+// 0 on PU 0, and the oversubscribed 8-process tests ran several times
+// slower.
+std::vector<int> pus_for_group(const Topology& topology, const ProcessGroup& group) {
+  std::vector<int> pus = process_pus(topology);
+  if (static_cast<int>(pus.size()) == topology.pu_count()) {
+    const auto shift = static_cast<std::ptrdiff_t>(
+        static_cast<std::size_t>(group.members_before_on_node()) % pus.size());
+    std::rotate(pus.begin(), pus.begin() + shift, pus.end());
+  }
+  return pus;
+}
+
 }  // namespace
 
 TeamState::~TeamState() = default;
@@ -66,7 +83,8 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
                 std::to_string(options.members));
   }
   const int p = options.members > 0 ? options.members : default_member_count(topology);
-  placement = place(topology, p, options.placement);
+  placement = group ? place(topology, p, options.placement, pus_for_group(topology, *group))
+                    : place(topology, p, options.placement);
   levels = options.levels.empty() ? schedules::default_levels(topology) : options.levels;
   int first_rank = 0;
   total_members = p;

@@ -205,6 +205,8 @@ class TeamState {
   std::chrono::milliseconds timeout;
   std::vector<std::unique_ptr<MemberState>> members;
   std::unique_ptr<ProcessGroup> group;
+  // Team::allocate's memory where no process shares it (freed with the team).
+  std::vector<std::unique_ptr<std::byte[]>> private_allocations;
   int total_members = 0;  // across all processes
   // How members wait (wait.hpp): spins are short when members share CPUs.
   Waiting waiting;

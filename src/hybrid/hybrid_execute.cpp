@@ -40,6 +40,8 @@ namespace {
 // Workspace slots of the hybrid layer, clear of the algorithms' own.
 constexpr int kSlotPartial = 8;
 constexpr int kSlotResult = 9;
+constexpr int kSlotWithinNode = 10;
+constexpr int kSlotLowerNodes = 11;
 
 // What the leaders agree on before data moves (and, for user ops, after).
 struct Status {
@@ -124,6 +126,10 @@ class HybridCall {
 
   void run() {
     check_arguments();
+    if (group_.node() != nullptr) {
+      run_with_node_level();
+      return;
+    }
     switch (call_.kind) {
       case CollectiveKind::allreduce: allreduce(); break;
       case CollectiveKind::reduce: reduce(); break;
@@ -157,6 +163,22 @@ class HybridCall {
                (call_.count != static_cast<std::size_t>(total()) || call_.counts == nullptr)) {
       problem_ = prefix() + "counts has " + std::to_string(call_.count) +
                  " entries but the team has " + std::to_string(total()) + " members";
+    } else if (call_.out == nullptr && call_.in != call_.out) {
+      // The local steps see a process's first member as rank 0, which
+      // receives nothing in an exscan and a reduce_scatter block of the
+      // local view; the team's view decides.
+      const std::size_t receives =
+          call_.kind == CollectiveKind::scan ||
+                  (call_.kind == CollectiveKind::exscan && me_.global_rank > 0)
+              ? call_.count
+          : call_.kind == CollectiveKind::reduce_scatter ||
+                  call_.kind == CollectiveKind::reduce_scatter_block
+              ? count_of(me_.global_rank)
+              : 0;
+      if (receives > 0) {
+        problem_ = prefix() + "out is a null pointer but must receive " +
+                   std::to_string(receives) + " elements";
+      }
     }
   }
   const char* problem() const { return problem_.empty() ? nullptr : problem_.c_str(); }
@@ -177,6 +199,7 @@ class HybridCall {
   Call base(CollectiveKind kind) {
     step_ = ProcessStep{};
     step_.relayed_failure = problem();
+    step_.reported_as = &call_.kind;
     Call c = call_;
     c.kind = kind;
     c.step = &step_;
@@ -212,8 +235,15 @@ class HybridCall {
     if (failure_.empty()) failure_ = why;
   }
 
+  // The leaders that check agreement between them: every process, or with
+  // the node level the first process of each node (the node level has
+  // checked its own processes).
+  Channel& status_channel() {
+    return group_.node() != nullptr ? *group_.leaders_of_nodes() : group_.channel();
+  }
+
   Status exchange(Status s) {
-    inter::recursive_doubling_allreduce(group_.channel(), &s, 1, status_op(), group_.workspace);
+    inter::recursive_doubling_allreduce(status_channel(), &s, 1, status_op(), group_.workspace);
     return s;
   }
 
@@ -304,7 +334,13 @@ class HybridCall {
     };
     step_.on_chunk_context = this;
     local(c);
-    if (leader_) {
+    if (leader_ && group_.node() != nullptr) {
+      if (!agreed_) {
+        node_allreduce(nullptr, std::min(n, step_.chunk));  // failed before any chunk
+      } else if (failure_.empty() && call_.op.may_throw) {
+        node_status_round(local_failure_);
+      }
+    } else if (leader_) {
       if (!agreed_) {
         agree(n);  // step 1 failed before any chunk: tell the others
       } else if (failure_.empty()) {
@@ -315,6 +351,11 @@ class HybridCall {
   }
 
   void on_chunk(void* data, std::size_t count) {
+    if (group_.node() != nullptr) {
+      agreed_ = true;
+      if (failure_.empty()) node_allreduce(data, count);
+      return;
+    }
     if (!agreed_) agree(call_.count);
     if (failure_.empty()) allreduce_between_processes(data, count);
   }
@@ -466,6 +507,322 @@ class HybridCall {
     finish_copy(nullptr, nullptr, 0, 0);
   }
 
+
+  // --- With the node level (src/node/): the processes of a node meet in
+  // their shared segment, and only the first process of each node sends
+  // messages. Each collective is
+  //
+  //   1. local   the process's members combine in place (the engine);
+  //   2. node    the process leaders of the node combine the partials
+  //              through the segment (node_group.hpp), which also checks
+  //              that they agree and carries any failure;
+  //   3. nodes   (several nodes only) the nodes' first processes check
+  //              agreement and combine over messages, then hand the
+  //              result and any failure down their node through the
+  //              segment;
+  //   4. local   every member takes its part from its leader.
+
+  void run_with_node_level() {
+    switch (call_.kind) {
+      case CollectiveKind::allreduce:
+        if (pipelined()) {
+          allreduce_pipelined();
+        } else {
+          node_level_allreduce();
+        }
+        break;
+      case CollectiveKind::reduce: node_level_reduce(); break;
+      case CollectiveKind::scan:
+      case CollectiveKind::exscan: node_level_scan(); break;
+      case CollectiveKind::reduce_scatter:
+      case CollectiveKind::reduce_scatter_block: node_level_reduce_scatter(); break;
+      case CollectiveKind::barrier: node_level_barrier(); break;
+      default: throw Error("hybrid: internal step called directly");
+    }
+  }
+
+  NodeGroup& node() { return *group_.node(); }
+  bool node_first() const { return group_.node()->rank() == 0; }
+
+  NodeCallInfo node_info(std::size_t count, const std::string& failure) const {
+    NodeCallInfo info;
+    info.signature = signature(count);
+    info.kind = call_.kind;
+    info.count = count;
+    info.root = call_.root;
+    info.type_name = call_.op.type != nullptr ? call_.op.type->name() : "";
+    info.op_name = call_.op.op_name;
+    info.failure = failure.empty() ? nullptr : failure.c_str();
+    return info;
+  }
+
+  // Runs one node operation; a process of the node that died or a timeout
+  // leaves the team unusable (the local step then tells every member).
+  template <class Operation>
+  void on_node(Operation&& operation) {
+    if (node_lost_) return;
+    try {
+      fail(operation());
+    } catch (const Error& e) {
+      node_lost_ = true;
+      fail(e.what());
+      me_.team.break_team(e.what());
+    }
+  }
+
+  void fail_if(const std::string& why) {
+    if (!why.empty()) fail(why);
+  }
+
+  // Step 3 for several nodes: the node's first process agrees with the
+  // others' and runs `data` (with the guarded op), then every process of
+  // the node receives `bytes` at `buffer` and the verdict from it.
+  template <class Data>
+  void between_nodes(std::size_t count, void* buffer, std::size_t bytes, Data&& data) {
+    if (!group_.multi_node() || node_lost_) return;
+    if (node_first()) {
+      local_failure_ = failure_;
+      if (agree(count)) {
+        data(guarded_op_);
+        confirm(count);
+      }
+    }
+    on_node([&] { return node().broadcast(node_info(count, failure_), buffer, bytes, 0); });
+  }
+
+  // The process's partial at `in` (count elements) becomes the whole
+  // team's result at `buffer`, on every process.
+  void node_allreduce(void* buffer, std::size_t count, const void* in = nullptr) {
+    NodeReduction r;
+    r.in = in != nullptr ? in : buffer;
+    r.count = count;
+    r.op = &call_.op;
+    r.out = buffer;
+    r.out_hi = group_.multi_node() && !node_first() ? 0 : count;
+    on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
+    between_nodes(call_.count, buffer, count * call_.op.elem_size, [&](const ErasedOp& op) {
+      run_allreduce(group_.pick(CollectiveKind::allreduce, count * op.elem_size, op.commutative),
+                    *group_.leaders_of_nodes(), buffer, count, op);
+    });
+  }
+
+  // A round that only carries failures (a user op that threw after the
+  // data moved).
+  void node_status_round(const std::string& failure) {
+    on_node([&] { return node().agree(node_info(0, failure)); });
+    between_nodes(0, nullptr, 0, [](const ErasedOp&) {});
+  }
+
+  // A process of one member gives the node level its own buffers: its
+  // local step only checks them.
+  bool alone() const { return me_.team.size() == 1; }
+
+  void node_level_allreduce() {
+    const std::size_t n = call_.count;
+    Call c = base(CollectiveKind::reduce);
+    c.root = 0;
+    c.out = leader_ ? call_.out : nullptr;
+    step_.checks_only = alone();
+    local(c);
+    if (leader_) {
+      node_allreduce(call_.out, problem_.empty() ? n : 0, alone() ? call_.in : nullptr);
+    }
+    finish_copy(leader_ ? call_.out : nullptr, call_.out, 0, leader_ ? 0 : n);
+  }
+
+  void node_level_reduce() {
+    const std::size_t n = problem_.empty() ? call_.count : 0;
+    const int root = problem_.empty() ? call_.root : 0;
+    const int root_process = layout_.process_of(root);
+    const int root_node = layout_.node_of[root_process];
+    const bool root_leads = layout_.first_rank(root_process) == root;
+    const std::size_t bytes = n * call_.op.elem_size;
+    void* partial = nullptr;
+    if (leader_) {
+      partial = me_.global_rank == root ? call_.out : group_.workspace.get(kSlotPartial, bytes);
+    }
+    Call c = base(CollectiveKind::reduce);
+    c.root = 0;
+    c.out = partial;
+    step_.checks_only = alone();
+    local(c);
+    if (leader_) {
+      NodeReduction r;
+      r.in = alone() ? call_.in : partial;
+      r.count = n;
+      r.op = &call_.op;
+      r.out = partial;
+      const bool receives = group_.multi_node() ? node_first() : layout_.process == root_process;
+      r.out_hi = receives ? n : 0;
+      on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
+      // Several nodes: the root's node gets the result and hands it down.
+      const bool root_here = group_.node_index() == root_node;
+      between_nodes(call_.count, partial, root_here ? bytes : 0, [&](const ErasedOp& op) {
+        inter::binomial_reduce(*group_.leaders_of_nodes(), partial, n, op, root_node,
+                               group_.workspace);
+      });
+    }
+    const bool receives = me_.global_rank == root && !root_leads;
+    finish_copy(partial, receives ? call_.out : nullptr, 0, receives ? n : 0);
+  }
+
+  void node_level_scan() {
+    const std::size_t n = problem_.empty() ? call_.count : 0;
+    const bool exclusive = call_.kind == CollectiveKind::exscan;
+    const std::size_t es = call_.op.elem_size;
+    const std::size_t bytes = n * es;
+    if (alone() && !group_.multi_node()) {
+      alone_scan(n, exclusive);
+      return;
+    }
+    void* total = leader_ ? group_.workspace.get(kSlotPartial, bytes) : nullptr;
+    void* prefix = leader_ ? group_.workspace.get(kSlotResult, bytes) : nullptr;
+    Call c = base(call_.kind);
+    step_.total_out = total;
+    local(c);
+    std::string step3_failure;
+    if (leader_) {
+      // Node level: each process's exclusive prefix within the node, and
+      // on the node's first process the node's total.
+      const bool several = group_.multi_node();
+      void* within = several ? group_.workspace.get(kSlotWithinNode, bytes) : prefix;
+      NodeReduction r;
+      r.in = total;
+      r.count = n;
+      r.op = &call_.op;
+      r.prefix = within;
+      r.out = total;  // in place: the process total is staged before it is overwritten
+      r.out_hi = several && node_first() ? n : 0;
+      on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
+      if (several) {
+        // Lower nodes' totals, on every process of the node.
+        void* lower = group_.workspace.get(kSlotLowerNodes, bytes);
+        between_nodes(call_.count, lower, bytes, [&](const ErasedOp& op) {
+          inter::hypercube_scan(*group_.leaders_of_nodes(), total, lower, n, op, true,
+                                group_.workspace);
+        });
+        if (failure_.empty() && n > 0) {
+          const bool lower_nodes = group_.node_index() > 0, lower_here = !node_first();
+          try {
+            if (lower_nodes && lower_here) {
+              call_.op.apply(lower, within, prefix, n);
+            } else if (lower_nodes) {
+              std::memcpy(prefix, lower, bytes);
+            } else if (lower_here) {
+              std::memcpy(prefix, within, bytes);
+            }
+          } catch (const std::exception& e) {
+            step3_failure = std::string("the op threw: ") + e.what();
+          }
+        }
+      }
+    }
+    Call combine = base(CollectiveKind::combine_from_root);
+    combine.root = 0;
+    combine.in = prefix;
+    combine.count = layout_.process > 0 ? n : 0;
+    step_.copy_only = exclusive && me_.rank == 0;
+    step_.relayed_failure = leader_ && !failure_.empty() ? failure_.c_str() : nullptr;
+    if (!call_.op.may_throw) {
+      local(combine, true);
+      return;
+    }
+    // A user op may still throw in the combine: one more round tells all.
+    try {
+      execute_local(me_, combine);
+    } catch (const Error& e) {
+      if (step3_failure.empty()) step3_failure = e.what();
+    }
+    if (leader_ && failure_.empty()) node_status_round(step3_failure);
+    finish_copy(nullptr, nullptr, 0, 0);
+  }
+
+  // One member per process, one node: the node level reads the member's
+  // input and writes its prefix straight into its output.
+  void alone_scan(std::size_t n, bool exclusive) {
+    Call c = base(call_.kind);
+    step_.checks_only = true;
+    local(c);
+    NodeReduction r;
+    r.in = call_.in;
+    r.count = n;
+    r.op = &call_.op;
+    r.prefix = call_.out;
+    r.inclusive = !exclusive;
+    on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
+    // The node's other processes, with more members, hold one more round
+    // for a combine that may throw (node_level_scan): keep in step.
+    if (call_.op.may_throw && failure_.empty()) node_status_round("");
+    finish_copy(nullptr, nullptr, 0, 0);
+  }
+
+  void node_level_reduce_scatter() {
+    const std::size_t es = call_.op.elem_size;
+    std::size_t whole = 0, my_offset = 0, my_count = 0, process_offset = 0, process_count = 0;
+    if (problem_.empty()) {
+      for (int r = 0; r < total(); ++r) {
+        if (r < me_.global_rank && r >= first_) my_offset += count_of(r);
+        if (r < first_) process_offset += count_of(r);
+        if (layout_.process_of(r) == layout_.process) process_count += count_of(r);
+        whole += count_of(r);
+      }
+      my_count = count_of(me_.global_rank);
+    }
+    // A lone member on one node: its own buffers (in place, its block lands
+    // at the start of the buffer, never ahead of what the node level has
+    // already staged).
+    const bool direct = alone() && !group_.multi_node();
+    // (The local step still gets a place for the partial, which it only
+    // checks, so that its checks read as for a reduce.)
+    void* partial = leader_ ? group_.workspace.get(kSlotPartial, whole * es) : nullptr;
+    Call c = base(CollectiveKind::reduce);
+    c.root = 0;
+    c.count = whole;
+    c.counts = nullptr;
+    c.in_size = call_.in == call_.out ? SIZE_MAX : call_.in_size;
+    c.out_size = SIZE_MAX;
+    c.out = partial;
+    step_.checks_only = direct;
+    local(c);
+    void* block = nullptr;
+    if (direct) {
+      NodeReduction r;
+      r.in = call_.in;
+      r.count = whole;
+      r.op = &call_.op;
+      r.out = call_.out;
+      r.out_lo = process_offset;
+      r.out_hi = process_offset + process_count;
+      on_node([&] { return node().reduce(node_info(whole, local_failure_), r); });
+      finish_copy(nullptr, nullptr, 0, 0);
+      return;
+    }
+    if (leader_) {
+      if (group_.multi_node()) {
+        // Every node's first process gets the whole vector, then its node.
+        node_allreduce(partial, whole);
+        block = static_cast<std::byte*>(partial) + process_offset * es;
+      } else {
+        block = group_.workspace.get(kSlotResult, process_count * es);
+        NodeReduction r;
+        r.in = partial;
+        r.count = whole;
+        r.op = &call_.op;
+        r.out = block;
+        r.out_lo = process_offset;
+        r.out_hi = process_offset + process_count;
+        on_node([&] { return node().reduce(node_info(whole, local_failure_), r); });
+      }
+    }
+    finish_copy(block, call_.out, my_offset, my_count);
+  }
+
+  void node_level_barrier() {
+    local(base(CollectiveKind::barrier));
+    if (leader_) node_status_round(local_failure_);
+    finish_copy(nullptr, nullptr, 0, 0);
+  }
+
   MemberState& me_;
   const Call& call_;
   ProcessStep step_;  // of the local step running now (base())
@@ -476,6 +833,7 @@ class HybridCall {
   GuardedOp guard_;            // the op as the leaders apply it
   ErasedOp guarded_op_;
   bool agreed_ = false;        // leader: step 2 has begun
+  bool node_lost_ = false;     // leader: a process of the node died or timed out
   std::string problem_;        // this member's team-wide argument error
   std::string local_failure_;  // what step 1 threw here
   std::string failure_;        // leader: the failure every member must see

@@ -83,6 +83,22 @@ std::vector<int> discover_nodes(detail::MpiChannel& channel, int k) {
   return node_of;
 }
 
+// TeamOptions::timeout as the engine will apply it (HREDUCE_TIMEOUT_MS
+// overrides it there too), with the cross-process default for zero.
+std::chrono::milliseconds effective_timeout(const TeamOptions& options, const MpiTeamOptions& mpi) {
+  std::chrono::milliseconds timeout = options.timeout;
+  if (const char* text = std::getenv("HREDUCE_TIMEOUT_MS"); text != nullptr && *text != '\0') {
+    char* end = nullptr;
+    const long long value = std::strtoll(text, &end, 10);
+    if (*end != '\0' || value < 0) {
+      throw Error(std::string("make_mpi_team: HREDUCE_TIMEOUT_MS must be a number of milliseconds "
+                              ">= 0, got '") + text + "'");
+    }
+    timeout = std::chrono::milliseconds(value);
+  }
+  return timeout.count() > 0 ? timeout : mpi.default_timeout;
+}
+
 detail::InterAlgorithm algorithm_named(const std::string& name, const char* what) {
   auto parsed = detail::parse_inter_algorithm(name);
   if (!parsed) {
@@ -123,6 +139,11 @@ Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTea
   inter.by_node = mpi.by_node;
   inter.pipeline_min_bytes = mpi.pipeline_min_bytes;
   inter.pipeline_chunk_bytes = mpi.pipeline_chunk_bytes;
+  inter.node_shared_memory = mpi.shared_memory;
+  inter.node_chunk_bytes = mpi.node_chunk_bytes;
+  inter.timeout = effective_timeout(options, mpi);
+  options.timeout = inter.timeout;
+  channel->set_timeout(inter.timeout);
   detail::Channel& endpoint = *channel;
   auto group = std::make_unique<detail::InterProcessGroup>(endpoint, std::move(layout), inter,
                                                            std::move(channel));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <thread>
 
 #include "hreduce/error.hpp"
 
@@ -34,6 +35,14 @@ bool ProcessLayout::nodes_contiguous() const {
   return true;
 }
 
+int InterProcessGroup::members_before_on_node() const {
+  int before = 0;
+  for (int p = layout_.process - 1; p >= 0 && layout_.node_of[p] == node_index(); --p) {
+    before += layout_.threads[p];
+  }
+  return before;
+}
+
 InterProcessGroup::InterProcessGroup(Channel& channel, ProcessLayout layout, InterOptions options,
                            std::unique_ptr<Channel> owned)
     : channel_(&channel), owned_(std::move(owned)), layout_(std::move(layout)),
@@ -46,6 +55,10 @@ InterProcessGroup::InterProcessGroup(Channel& channel, ProcessLayout layout, Int
   }
   if (static_cast<int>(layout_.node_of.size()) != P) layout_.node_of.assign(P, 0);
   const int nodes = layout_.nodes();
+  if (options_.node_shared_memory && nodes < P && layout_.nodes_contiguous()) {
+    build_node_level();
+    return;
+  }
   if (options_.by_node && nodes > 1 && nodes < P && layout_.nodes_contiguous()) {
     std::vector<int> mine, leaders;
     for (int p = 0; p < P; ++p) {
@@ -59,12 +72,52 @@ InterProcessGroup::InterProcessGroup(Channel& channel, ProcessLayout layout, Int
   }
 }
 
+namespace {
+
+// The node's CPUs: a process bound to one core (mpirun --bind-to core)
+// sees only its own in its affinity mask, so that mask cannot tell whether
+// the node's members outnumber the node's CPUs.
+int node_cpus() { return static_cast<int>(std::thread::hardware_concurrency()); }
+
+}  // namespace
+
+void InterProcessGroup::build_node_level() {
+  const int P = layout_.processes();
+  std::vector<int> mine, leaders;
+  int members_on_node = 0;
+  for (int p = 0; p < P; ++p) {
+    if (layout_.node_of[p] == node_index()) {
+      mine.push_back(p);
+      members_on_node += layout_.threads[p];
+    }
+    if (p == 0 || layout_.node_of[p] != layout_.node_of[p - 1]) leaders.push_back(p);
+  }
+  node_processes_ = mine;
+  SubChannel node_channel(*channel_, mine);
+  const int size = static_cast<int>(mine.size());
+  const std::size_t bytes = NodeGroup::segment_bytes(size, options_.node_chunk_bytes);
+  SharedSegment segment =
+      size > 1 ? SharedSegment::for_node(node_channel, bytes) : SharedSegment::anonymous(bytes);
+  node_ = std::make_unique<NodeGroup>(std::move(segment), node_channel.rank(), size, mine.front(),
+                                      options_.node_chunk_bytes, options_.timeout,
+                                      members_on_node > node_cpus());
+  if (multi_node() && mine.front() == layout_.process) {
+    leaders_channel_ = std::make_unique<SubChannel>(*channel_, leaders);
+  }
+}
+
+void* InterProcessGroup::allocate_shared(std::size_t bytes) {
+  if (!node_) return nullptr;
+  SubChannel node_channel(*channel_, node_processes_);
+  return node_->allocate(node_channel, bytes);
+}
+
 InterAlgorithm InterProcessGroup::pick(CollectiveKind kind, std::size_t bytes,
                                        bool commutative) const {
   switch (kind) {
     case CollectiveKind::allreduce:
       if (options_.allreduce != InterAlgorithm::automatic) return options_.allreduce;
-      return cheapest_allreduce(two_level() ? layout_.nodes() : layout_.processes(), bytes,
+      return cheapest_allreduce(two_level() || node_ ? layout_.nodes() : layout_.processes(), bytes,
                                 commutative, options_.cost);
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::reduce_scatter_block:
@@ -109,7 +162,14 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, b
   const Choice choice = choose(kind, bytes, commutative);
   text << to_string(kind) << " of " << bytes << " bytes per member over "
        << layout_.processes() << " processes on " << layout_.nodes() << " node(s)";
-  if (two_level() && kind == CollectiveKind::allreduce) {
+  if (node_) {
+    text << ": the processes of each node combine through a shared segment of "
+         << node_->segment_size() << " bytes (chunks of " << node_->chunk_bytes()
+         << " bytes, inputs up to " << kNodeInline << " bytes inline)";
+    if (!multi_node()) return text.str() + ", no messages";
+    text << ", then " << to_string(choice.algorithm) << " between the " << layout_.nodes()
+         << " node leaders";
+  } else if (two_level() && kind == CollectiveKind::allreduce) {
     text << ": binomial inside each node, then " << to_string(choice.algorithm)
          << " between the " << layout_.nodes() << " node leaders";
   } else {

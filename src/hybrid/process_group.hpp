@@ -4,6 +4,7 @@
 // hybrid_execute (hybrid_execute.cpp) for such a team.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "hreduce/detail/call.hpp"
 #include "src/algorithms/inter.hpp"
 #include "src/engine/process_group.hpp"
+#include "src/node/node_group.hpp"
 #include "src/transport/channel.hpp"
 #include "src/transport/sub_channel.hpp"
 #include "src/transport/workspace.hpp"
@@ -44,6 +46,14 @@ struct InterOptions {
   // of pipeline_chunk_bytes (0: never).
   std::size_t pipeline_min_bytes = std::size_t{1} << 20;
   std::size_t pipeline_chunk_bytes = std::size_t{256} << 10;
+  // Processes of one node combine through a shared segment (src/node/)
+  // instead of messages, when nodes are consecutive ranks and some node
+  // holds more than one process.
+  bool node_shared_memory = true;
+  std::size_t node_chunk_bytes = kNodeChunkBytes;
+  // How long a process waits for another of its node (zero: forever; a
+  // process that dies is noticed regardless).
+  std::chrono::milliseconds timeout{0};
 };
 
 class InterProcessGroup : public ProcessGroup {
@@ -57,6 +67,8 @@ class InterProcessGroup : public ProcessGroup {
   int members_here() const override { return layout_.threads[layout_.process]; }
   int first_rank() const override { return layout_.first_rank(layout_.process); }
   int total_members() const override { return layout_.total_members(); }
+  int members_before_on_node() const override;
+  void* allocate_shared(std::size_t bytes) override;
   void execute(MemberState& me, const Call& call) override;
 
   Channel& channel() { return *channel_; }
@@ -75,16 +87,29 @@ class InterProcessGroup : public ProcessGroup {
   Choice choose(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   std::string explain(CollectiveKind kind, std::size_t bytes, bool commutative) const override;
 
+  // The node level (node_group.hpp), or null: then processes of one node
+  // exchange messages like any others.
+  NodeGroup* node() const { return node_.get(); }
+  int node_index() const { return layout_.node_of[layout_.process]; }
+  bool multi_node() const { return layout_.nodes() > 1; }
+  // With the node level: the first processes of all nodes, on a node's
+  // first process only.
+  Channel* leaders_of_nodes() { return leaders_channel_.get(); }
+
   Workspace workspace;                       // leader only
   std::vector<std::size_t> process_counts;   // reduce_scatter, leader only
 
  private:
+  void build_node_level();
+
   Channel* channel_;
   std::unique_ptr<Channel> owned_;
   ProcessLayout layout_;
   InterOptions options_;
   std::unique_ptr<SubChannel> node_channel_;
   std::unique_ptr<SubChannel> leaders_channel_;
+  std::unique_ptr<NodeGroup> node_;
+  std::vector<int> node_processes_;  // with the node level: this node's
 };
 
 }  // namespace hreduce::detail

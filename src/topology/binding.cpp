@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "hreduce/topology.hpp"
 #include "src/topology/system_hwloc.hpp"
@@ -52,6 +53,28 @@ bool bind_current_thread(const Topology& topology, int pu_logical_index) {
                   std::generic_category().message(error));
   }
   return true;
+}
+
+std::vector<int> process_pus(const Topology& topology) {
+  std::vector<int> all(static_cast<std::size_t>(topology.pu_count()));
+  for (int i = 0; i < topology.pu_count(); ++i) all[static_cast<std::size_t>(i)] = i;
+  if (!topology.is_this_system()) return all;
+  hwloc_topology_t system = detail::system_hwloc();
+  hwloc_bitmap_t cpuset = hwloc_bitmap_alloc();
+  if (system == nullptr || cpuset == nullptr) {
+    if (cpuset != nullptr) hwloc_bitmap_free(cpuset);
+    return all;
+  }
+  std::vector<int> bound;
+  if (hwloc_get_cpubind(system, cpuset, HWLOC_CPUBIND_PROCESS) == 0) {
+    for (const Pu& pu : topology.pus()) {
+      if (pu.os_index >= 0 && hwloc_bitmap_isset(cpuset, static_cast<unsigned>(pu.os_index))) {
+        bound.push_back(pu.logical_index);
+      }
+    }
+  }
+  hwloc_bitmap_free(cpuset);
+  return bound.empty() ? all : bound;
 }
 
 }  // namespace hreduce

@@ -64,11 +64,18 @@ std::vector<int> scatter(const Topology& topology, const std::vector<int>& pus,
 }  // namespace
 
 Placement place(const Topology& topology, int members, PlacementPolicy policy) {
+  std::vector<int> all(static_cast<std::size_t>(topology.pu_count()));
+  for (int i = 0; i < topology.pu_count(); ++i) all[static_cast<std::size_t>(i)] = i;
+  return place(topology, members, policy, all);
+}
+
+Placement place(const Topology& topology, int members, PlacementPolicy policy,
+                const std::vector<int>& allowed) {
   if (members < 1) {
     throw Error("place: members is " + std::to_string(members) + ", expected 1 or more");
   }
-  std::vector<int> order(static_cast<std::size_t>(topology.pu_count()));
-  for (int i = 0; i < topology.pu_count(); ++i) order[static_cast<std::size_t>(i)] = i;
+  if (allowed.empty()) throw Error("place: no PU is allowed");
+  std::vector<int> order = allowed;
   if (policy == PlacementPolicy::scatter) order = scatter(topology, order, 0);
 
   Placement placement;

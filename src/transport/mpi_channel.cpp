@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <climits>
-#include <vector>
+#include <thread>
 
 #include "hreduce/error.hpp"
 
@@ -15,6 +15,17 @@ constexpr std::size_t kPiece = std::size_t{1} << 30;
 
 int piece_of(std::size_t bytes, std::size_t done) {
   return static_cast<int>(std::min(kPiece, bytes - done));
+}
+
+// Posts the pieces of one message; `post` is MPI_Isend or MPI_Irecv.
+template <class Post>
+void post_pieces(std::vector<MPI_Request>& requests, std::size_t bytes, Post&& post) {
+  std::size_t done = 0;
+  do {
+    requests.emplace_back();
+    post(done, piece_of(bytes, done), &requests.back());
+    done += piece_of(bytes, done);
+  } while (done < bytes);
 }
 
 }  // namespace
@@ -40,65 +51,84 @@ MpiChannel::~MpiChannel() {
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
+void MpiChannel::complete(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
+                          const std::string& what) {
+  statuses.resize(requests.size());
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check_mpi(
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, statuses.data()),
+        what);
+    if (done) return;
+    // Spin a little (a partner on another core answers in microseconds),
+    // then let a partner that shares our core run.
+    if (polls > 1000) std::this_thread::yield();
+    if (timeout_.count() > 0 && (polls & 255) == 0 && std::chrono::steady_clock::now() > deadline) {
+      for (MPI_Request& r : requests) {
+        if (r != MPI_REQUEST_NULL) {
+          MPI_Cancel(&r);
+          MPI_Request_free(&r);
+        }
+      }
+      throw Error(what + ": not complete after " + std::to_string(timeout_.count()) +
+                  " ms (the team's timeout)");
+    }
+  }
+}
+
 void MpiChannel::send(int to, const void* data, std::size_t bytes, int tag) {
-  std::size_t done = 0;
-  do {
-    const int piece = piece_of(bytes, done);
-    check_mpi(MPI_Send(static_cast<const char*>(data) + done, piece, MPI_BYTE, to, tag, comm_),
-              "MPI_Send of " + std::to_string(piece) + " bytes to rank " + std::to_string(to));
-    done += piece;
-  } while (done < bytes);
+  // Reused: a channel serves one thread at a time, and a steady state
+  // allocates nothing.
+  std::vector<MPI_Request>& requests = requests_;
+  std::vector<MPI_Status>& statuses = statuses_;
+  requests.clear();
+  const std::string what =
+      "MPI_Send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(to);
+  post_pieces(requests, bytes, [&](std::size_t done, int piece, MPI_Request* r) {
+    check_mpi(MPI_Isend(static_cast<const char*>(data) + done, piece, MPI_BYTE, to, tag, comm_, r),
+              what);
+  });
+  complete(requests, statuses, what);
 }
 
 void MpiChannel::recv(int from, void* data, std::size_t bytes, int tag) {
-  std::size_t done = 0;
-  do {
-    const int piece = piece_of(bytes, done);
-    MPI_Status status;
-    check_mpi(MPI_Recv(static_cast<char*>(data) + done, piece, MPI_BYTE, from, tag, comm_, &status),
-              "MPI_Recv of " + std::to_string(piece) + " bytes from rank " + std::to_string(from));
-    int got = 0;
-    MPI_Get_count(&status, MPI_BYTE, &got);
-    if (got != piece) {
-      throw Error("MPI_Recv from rank " + std::to_string(from) + ": expected " +
-                  std::to_string(piece) + " bytes, got " + std::to_string(got));
-    }
-    done += piece;
-  } while (done < bytes);
+  sendrecv(MPI_PROC_NULL, nullptr, 0, from, data, bytes, tag);
 }
 
 void MpiChannel::sendrecv(int to, const void* send_data, std::size_t send_bytes, int from,
                           void* recv_data, std::size_t recv_bytes, int tag) {
-  if (send_bytes > kPiece || recv_bytes > kPiece) {
-    // Rare: every piece both ways posted at once, then waited for.
-    std::vector<MPI_Request> requests;
-    for (std::size_t done = 0; done < recv_bytes || done == 0; done += kPiece) {
-      requests.emplace_back();
-      check_mpi(MPI_Irecv(static_cast<char*>(recv_data) + done, piece_of(recv_bytes, done),
-                          MPI_BYTE, from, tag, comm_, &requests.back()),
-                "MPI_Irecv from rank " + std::to_string(from));
-      if (recv_bytes == 0) break;
-    }
-    for (std::size_t done = 0; done < send_bytes || done == 0; done += kPiece) {
-      requests.emplace_back();
-      check_mpi(MPI_Isend(static_cast<const char*>(send_data) + done, piece_of(send_bytes, done),
-                          MPI_BYTE, to, tag, comm_, &requests.back()),
-                "MPI_Isend to rank " + std::to_string(to));
-      if (send_bytes == 0) break;
-    }
-    check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-              "MPI_Waitall");
-    return;
+  // Reused: a channel serves one thread at a time, and a steady state
+  // allocates nothing.
+  std::vector<MPI_Request>& requests = requests_;
+  std::vector<MPI_Status>& statuses = statuses_;
+  requests.clear();
+  const std::string what =
+      to == MPI_PROC_NULL
+          ? "MPI_Recv of " + std::to_string(recv_bytes) + " bytes from rank " + std::to_string(from)
+          : "MPI_Sendrecv with ranks " + std::to_string(to) + " and " + std::to_string(from);
+  post_pieces(requests, recv_bytes, [&](std::size_t done, int piece, MPI_Request* r) {
+    check_mpi(MPI_Irecv(static_cast<char*>(recv_data) + done, piece, MPI_BYTE, from, tag, comm_, r),
+              what);
+  });
+  const std::size_t receives = requests.size();
+  if (to != MPI_PROC_NULL) {
+    post_pieces(requests, send_bytes, [&](std::size_t done, int piece, MPI_Request* r) {
+      check_mpi(
+          MPI_Isend(static_cast<const char*>(send_data) + done, piece, MPI_BYTE, to, tag, comm_, r),
+          what);
+    });
   }
-  MPI_Status status;
-  check_mpi(MPI_Sendrecv(send_data, static_cast<int>(send_bytes), MPI_BYTE, to, tag, recv_data,
-                         static_cast<int>(recv_bytes), MPI_BYTE, from, tag, comm_, &status),
-            "MPI_Sendrecv with ranks " + std::to_string(to) + " and " + std::to_string(from));
-  int got = 0;
-  MPI_Get_count(&status, MPI_BYTE, &got);
-  if (static_cast<std::size_t>(got) != recv_bytes) {
-    throw Error("MPI_Sendrecv from rank " + std::to_string(from) + ": expected " +
-                std::to_string(recv_bytes) + " bytes, got " + std::to_string(got));
+  complete(requests, statuses, what);
+  std::size_t got_bytes = 0;
+  for (std::size_t i = 0; i < receives; ++i) {
+    int got = 0;
+    MPI_Get_count(&statuses[i], MPI_BYTE, &got);
+    got_bytes += static_cast<std::size_t>(got);
+  }
+  if (got_bytes != recv_bytes) {
+    throw Error(what + ": expected " + std::to_string(recv_bytes) + " bytes, got " +
+                std::to_string(got_bytes));
   }
 }
 

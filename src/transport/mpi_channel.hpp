@@ -1,4 +1,4 @@
-// The Channel over MPI point-to-point messages (Send, Recv, Sendrecv) on a
+// The Channel over MPI point-to-point messages (Isend, Irecv) on a
 // private duplicate of the application's communicator, so the runtime's
 // messages can never match the application's. MPI errors come back as
 // hreduce::Error carrying MPI's own error string.
@@ -6,7 +6,9 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "src/transport/channel.hpp"
 
@@ -29,8 +31,20 @@ class MpiChannel final : public Channel {
                 std::size_t recv_bytes, int tag) override;
 
   MPI_Comm comm() const { return comm_; }
+  // Every send and receive completes within this time or throws Error
+  // (zero: it may wait forever). Messages go nonblocking and are tested
+  // until then, since a blocking MPI_Recv could never give up.
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
 
  private:
+  // Tests `requests` until all complete; on the deadline cancels them and
+  // throws Error naming `what`.
+  void complete(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
+                const std::string& what);
+
+  std::chrono::milliseconds timeout_{0};
+  std::vector<MPI_Request> requests_;
+  std::vector<MPI_Status> statuses_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;

@@ -208,8 +208,11 @@ expect_error "/nonexistent-dir/p.svg" --collectives reduce --max-bytes 8 \
   --plot /nonexistent-dir/p.svg
 # --mpi initialises MPI; outside mpirun Open MPI starts as a singleton.
 rm -f "${tmp}/x"
-expect_error "does not go with --mpi" --mpi --json x
-[[ -e "${tmp}/x" ]] && fail "--mpi --json x wrote x"
+expect_error "does not go with --mpi" --mpi --types double --json x
+[[ -e "${tmp}/x" ]] && fail "--mpi --types double --json x wrote x"
+expect_error "needs --mpi" --node-chunk-bytes 4096
+expect_error "needs --mpi" --no-shared-memory
+expect_error "needs --mpi" --zero-copy
 
 if [[ ${failures} -ne 0 ]]; then
   echo "${failures} failure(s)"

@@ -41,8 +41,9 @@ std::string check_world(World& world, const Fam& fam, Collective c, std::size_t 
 
 }  // namespace
 
-detail::InterOptions pipelining(bool on) {
+detail::InterOptions pipelining(bool on, bool node_level = true) {
   detail::InterOptions inter;
+  inter.node_shared_memory = node_level;
   if (on) {  // tiny chunks, so even short vectors run through the pipeline
     inter.pipeline_min_bytes = 8;
     inter.pipeline_chunk_bytes = 40;
@@ -53,8 +54,10 @@ detail::InterOptions pipelining(bool on) {
 TEST_CASE("multi-process collectives match the sequential oracle", "[hybrid][conformance]") {
   const Layout& layout = layouts()[GENERATE(range(0, 6))];
   const bool pipelined = GENERATE(false, true);
-  World world(layout.threads, layout.node_of, pipelining(pipelined));
-  INFO(layout.name << ", " << world.size() << " members" << (pipelined ? ", pipelined" : ""));
+  const bool node_level = GENERATE(true, false);
+  World world(layout.threads, layout.node_of, pipelining(pipelined, node_level));
+  INFO(layout.name << ", " << world.size() << " members" << (pipelined ? ", pipelined" : "")
+                   << (node_level ? ", node level" : ", messages only"));
   for_each_family([&](const auto& fam) {
     const bool subset = fam.name.find("sum") != std::string::npos ||
                         fam.name.find("user") != std::string::npos ||
@@ -214,4 +217,71 @@ TEST_CASE("team ranks follow process order, then thread order", "[hybrid]") {
   CHECK(world.team(2).member(0).rank() == 3);
   CHECK(world.team(1).member(0).rank() == 2);
   CHECK_THAT(world.team(0).explain("allreduce", 1 << 20), Catch::Contains("3 processes"));
+}
+
+TEST_CASE("buffers from Team::allocate are read and written where they are", "[hybrid][node]") {
+  struct Shape {
+    std::vector<int> threads, node_of;
+  };
+  // Processes alone and with several members, one node and two.
+  const Shape shape = GENERATE(Shape{{1, 1}, {}}, Shape{{1, 1, 1}, {}}, Shape{{2, 1, 3}, {}},
+                               Shape{{1, 1, 1, 1}, {0, 0, 1, 1}});
+  detail::InterOptions inter;
+  inter.node_chunk_bytes = 4096;  // many chunks
+  World world(shape.threads, shape.node_of, inter);
+  const int p = world.size();
+  const std::size_t n = GENERATE(std::size_t{1}, std::size_t{100}, std::size_t{3000});
+  const bool in_place = GENERATE(false, true);
+  INFO(shape.threads.size() << " processes, " << p << " members, n = " << n
+                            << (in_place ? ", in place" : ""));
+  // One buffer per member, from its process's allocation.
+  std::vector<std::span<long>> in(p), out(p);
+  world.each_process([&](int, Team& team) {
+    auto all_in = team.allocate<long>(n * team.local_size());
+    auto all_out = team.allocate<long>(n * team.local_size());
+    for (int i = 0; i < team.local_size(); ++i) {
+      const int rank = team.member(i).rank();
+      in[rank] = all_in.subspan(i * n, n);
+      out[rank] = in_place ? in[rank] : all_out.subspan(i * n, n);
+    }
+  });
+  auto value = [](int rank, std::size_t i) { return static_cast<long>(rank * 7919 + i * 31) - 50; };
+  auto fill = [&] {
+    for (int r = 0; r < p; ++r) {
+      for (std::size_t i = 0; i < n; ++i) in[r][i] = value(r, i);
+      if (!in_place) std::fill(out[r].begin(), out[r].end(), -1);
+    }
+  };
+  auto total = [&](std::size_t i) {
+    long sum = 0;
+    for (int r = 0; r < p; ++r) sum += value(r, i);
+    return sum;
+  };
+  const std::size_t block = n / static_cast<std::size_t>(p);
+  for (Collective c : {Collective::allreduce, Collective::reduce, Collective::reduce_scatter_block}) {
+    if (c == Collective::reduce_scatter_block && block == 0) continue;
+    fill();
+    world.run([&](Member& m) {
+      const int r = m.rank();
+      const long* from = in_place ? out[r].data() : in[r].data();
+      switch (c) {
+        case Collective::allreduce: m.allreduce(from, out[r].data(), n, op::sum); break;
+        case Collective::reduce:
+          m.reduce(from, out[r].data(), n, op::sum, p - 1);
+          break;
+        default: m.reduce_scatter_block(from, out[r].data(), block, op::sum); break;
+      }
+    });
+    for (int r = 0; r < p; ++r) {
+      if (c == Collective::reduce && r != p - 1) continue;
+      const std::size_t count = c == Collective::reduce_scatter_block ? block : n;
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t element = c == Collective::reduce_scatter_block ? r * block + i : i;
+        if (out[r][i] != total(element)) {
+          FAIL(name_of(c) << ": member " << r << " element " << i << " is " << out[r][i]
+                          << ", expected " << total(element));
+        }
+      }
+    }
+  }
 }

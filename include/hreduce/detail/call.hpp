@@ -72,6 +72,12 @@ struct ProcessStep {
   bool copy_only = false;
   // scan / exscan: member 0 also receives x_0 ∘ … ∘ x_{p-1} here when set.
   void* total_out = nullptr;
+  // Only the checks and the agreement: the process's one member hands its
+  // own buffers to the node level, so nothing is copied here.
+  bool checks_only = false;
+  // The collective the user called, for messages (a step of it otherwise
+  // names itself).
+  const CollectiveKind* reported_as = nullptr;
   // A failure another process reported: every member throws it as is.
   const char* relayed_failure = nullptr;
   // pipelined_allreduce: elements per chunk, and what member 0 does with

@@ -1,0 +1,455 @@
+#include "src/node/node_group.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "hreduce/error.hpp"
+#include "src/engine/copy.hpp"
+#include "src/node/shared_wait.hpp"
+
+namespace hreduce::detail {
+
+// One announcement. What every other process reads on every operation
+// (seq, signature, failed) shares the first line with short inputs.
+struct NodeGroup::Slot {
+  std::atomic<std::uint64_t> seq{0};  // = operation number once the rest is written
+  std::uint64_t signature = 0;
+  std::uint32_t failed = 0;
+  std::uint32_t payload_bytes = 0;
+  // Scan: this process wants x_0 ∘ … ∘ x_q, not … ∘ x_{q-1}. Processes of
+  // one team may differ (one alone in its process takes the node's
+  // inclusive prefix as its result), and another process folds its slice.
+  std::uint32_t inclusive = 0;
+  // Buffers in memory from NodeGroup::allocate: the folders read this
+  // process's input and write its output there, skipping stage and drain.
+  NodeGroup::Direct direct;
+  alignas(16) std::byte short_payload[16];
+  // For messages only, rewritten when the signature changes.
+  std::uint64_t count = 0;
+  std::int64_t root = 0;
+  std::int32_t kind = 0;
+  char type_name[64] = {};
+  char op_name[64] = {};
+  char failure[512] = {};
+  alignas(64) std::byte payload[kNodeInline];
+
+  const std::byte* payload_data() const {
+    return payload_bytes <= sizeof short_payload ? short_payload : payload;
+  }
+  std::byte* payload_for(std::size_t bytes) {
+    return bytes <= sizeof short_payload ? short_payload : payload;
+  }
+};
+
+struct alignas(128) NodeGroup::ProcessArea {
+  Slot slot[2];
+  alignas(128) std::atomic<std::uint64_t> staged{0};
+  alignas(128) std::atomic<std::uint64_t> folded{0};
+  alignas(128) std::atomic<std::uint64_t> drained{0};
+  // The op threw in this process's fold during operation `fold_failed`.
+  alignas(128) std::uint64_t fold_failed = 0;
+  char fold_failure[512] = {};
+  std::atomic<std::int32_t> pid{0};
+};
+
+struct NodeGroup::Layout {
+  static constexpr std::size_t kHeader = sizeof(SharedSleepers);
+  static std::size_t areas() { return kHeader; }
+  static std::size_t stages(int P) {
+    const std::size_t end = kHeader + P * sizeof(ProcessArea);
+    return (end + 4095) / 4096 * 4096;
+  }
+};
+
+namespace {
+
+std::size_t round_chunk(std::size_t chunk) {
+  return std::max<std::size_t>(4096, (chunk + 4095) / 4096 * 4096);
+}
+
+void copy_text(char* to, std::size_t capacity, const char* from) {
+  std::strncpy(to, from ? from : "", capacity - 1);
+  to[capacity - 1] = '\0';
+}
+
+// Elements of one slice: a chunk of m elements split over P processes,
+// slices starting on cache lines where the element size allows.
+std::size_t slice_elements(std::size_t m, int P, std::size_t es) {
+  std::size_t share = (m + P - 1) / P;
+  if (es <= 64 && 64 % es == 0) {
+    const std::size_t line = 64 / es;
+    share = (share + line - 1) / line * line;
+  }
+  return std::max<std::size_t>(share, 1);
+}
+
+}  // namespace
+
+std::size_t NodeGroup::segment_bytes(int processes, std::size_t chunk_bytes) {
+  const std::size_t chunk = round_chunk(chunk_bytes);
+  return Layout::stages(processes) + (static_cast<std::size_t>(processes) * 2 + 2) * chunk;
+}
+
+NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_process,
+                     std::size_t chunk_bytes, std::chrono::milliseconds timeout, bool crowded)
+    : segment_(std::move(segment)),
+      rank_(rank),
+      size_(size),
+      first_process_(first_process),
+      chunk_(round_chunk(chunk_bytes)),
+      timeout_(timeout),
+      spins_(crowded ? kSpinsShared : kSpinsAlone),
+      keep_polling_(crowded ? std::chrono::microseconds(0) : std::chrono::microseconds(1000)),
+      accumulator_(chunk_),
+      scratch_(chunk_) {
+  if (segment_.size() < segment_bytes(size, chunk_bytes)) {
+    throw Error("node level: the segment has " + std::to_string(segment_.size()) + " bytes, but " +
+                std::to_string(size) + " processes need " +
+                std::to_string(segment_bytes(size, chunk_bytes)));
+  }
+  // The segment arrives zeroed, which is every progress word's start value.
+  area(rank_).pid.store(static_cast<std::int32_t>(getpid()), std::memory_order_relaxed);
+}
+
+NodeGroup::~NodeGroup() = default;
+
+NodeGroup::ProcessArea& NodeGroup::area(int rank) const {
+  auto* base = static_cast<std::byte*>(segment_.data()) + Layout::areas();
+  return reinterpret_cast<ProcessArea*>(base)[rank];
+}
+
+std::byte* NodeGroup::stage(int rank, int buffer) const {
+  return static_cast<std::byte*>(segment_.data()) + Layout::stages(size_) +
+         (static_cast<std::size_t>(rank) * 2 + buffer) * chunk_;
+}
+
+std::byte* NodeGroup::result(int buffer) const { return stage(size_, 0) + buffer * chunk_; }
+
+void NodeGroup::publish(std::atomic<std::uint64_t>& word, std::uint64_t value) {
+  auto* sleepers = static_cast<SharedSleepers*>(segment_.data());
+  shared_publish(word, value, *sleepers);
+}
+
+void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
+                     const char* what) const {
+  auto* sleepers = static_cast<SharedSleepers*>(segment_.data());
+  const int pid = area(rank).pid.load(std::memory_order_relaxed);
+  switch (shared_wait_at_least(word, target, deadline_, *sleepers, spins_, keep_polling_, pid)) {
+    case WaitResult::reached:
+      return;
+    case WaitResult::peer_died:
+      throw Error(std::string(to_string(kind_)) + ": process " +
+                  std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
+                  ") of this node died while this process waited for it to " + what);
+    case WaitResult::timed_out:
+      throw Error(std::string(to_string(kind_)) + ": timed out after " +
+                  std::to_string(timeout_.count()) + " ms waiting for process " +
+                  std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
+                  ") of this node to " + what);
+  }
+}
+
+void NodeGroup::wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uint64_t target,
+                         const char* what) const {
+  for (int q = 0; q < size_; ++q) {
+    if (q != rank_) wait(area(q).*word, target, q, what);
+  }
+}
+
+std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* payload,
+                                          std::size_t payload_bytes, bool inclusive,
+                                          const Direct* direct) {
+  kind_ = info.kind;
+  deadline_ = Deadline::after(timeout_);
+  const std::uint64_t op = ++ops_;
+  const int s = static_cast<int>(op % 2);
+  Slot& mine = area(rank_).slot[s];
+  mine.signature = info.signature;
+  mine.failed = info.failure != nullptr;
+  if (info.failure != nullptr) copy_text(mine.failure, sizeof mine.failure, info.failure);
+  if (last_signature_[s] != info.signature) {
+    last_signature_[s] = info.signature;
+    mine.count = info.count;
+    mine.root = info.root;
+    mine.kind = static_cast<std::int32_t>(info.kind);
+    copy_text(mine.type_name, sizeof mine.type_name, info.type_name);
+    copy_text(mine.op_name, sizeof mine.op_name, info.op_name);
+  }
+  mine.payload_bytes = static_cast<std::uint32_t>(payload_bytes);
+  mine.inclusive = inclusive;
+  mine.direct = direct != nullptr ? *direct : Direct{};
+  if (payload_bytes > 0) copy_bytes(mine.payload_for(payload_bytes), payload, payload_bytes);
+  publish(mine.seq, op);
+  for (int q = 0; q < size_; ++q) {
+    if (q != rank_) wait(area(q).slot[s].seq, op, q, "announce the same operation");
+  }
+  for (int q = 0; q < size_; ++q) {
+    const Slot& theirs = area(q).slot[s];
+    if (theirs.failed) {
+      return std::string(to_string(info.kind)) + ": process " + std::to_string(first_process_ + q) +
+             " failed: " + theirs.failure;
+    }
+  }
+  for (int q = 1; q < size_; ++q) {
+    if (area(q).slot[s].signature != area(0).slot[s].signature) return disagreement(info);
+  }
+  return {};
+}
+
+std::string NodeGroup::disagreement(const NodeCallInfo& info) const {
+  const int s = static_cast<int>(ops_ % 2);
+  const Slot& first = area(0).slot[s];
+  auto said = [&](int q) {
+    const Slot& slot = area(q).slot[s];
+    std::string text = "process " + std::to_string(first_process_ + q) + " called " +
+                       to_string(static_cast<CollectiveKind>(slot.kind)) + " with count " +
+                       std::to_string(slot.count);
+    if (static_cast<CollectiveKind>(slot.kind) == CollectiveKind::reduce) {
+      text += ", root " + std::to_string(slot.root);
+    }
+    return text + ", element type " + slot.type_name + ", op " + slot.op_name;
+  };
+  std::string text = std::string(to_string(info.kind)) + ": processes disagree on the call: ";
+  for (int q = 1; q < size_; ++q) {
+    if (area(q).slot[s].signature == first.signature) continue;
+    const std::string theirs = said(q), reference = said(0);
+    text += reference + "; " + theirs;
+    if (theirs.substr(theirs.find(" called")) == reference.substr(reference.find(" called"))) {
+      text += " (they differ in the reduce_scatter counts or the options)";
+    }
+    break;
+  }
+  return text;
+}
+
+std::string NodeGroup::agree(const NodeCallInfo& info) {
+  return announce_and_agree(info, nullptr, 0);
+}
+
+std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) {
+  const std::size_t bytes = r.count * r.op->elem_size;
+  const bool small = bytes <= kNodeInline && !r.op->may_throw;
+  // A process that failed already may have no input to offer.
+  const bool offers = small && info.failure == nullptr;
+  Direct direct;
+  if (!small && r.prefix == nullptr && info.failure == nullptr) {
+    direct.in = find_allocation(r.in, bytes);
+    if (r.out_hi > r.out_lo) {
+      direct.out = find_allocation(r.out, (r.out_hi - r.out_lo) * r.op->elem_size);
+      direct.out_lo = r.out_lo;
+      direct.out_hi = r.out_hi;
+      // Folders of other slices write the output while this input is
+      // still read: an output overlapping the input elsewhere than at the
+      // same elements (reduce_scatter in place) is drained after the fold.
+      const std::uint64_t in_at = direct.in.offset + r.out_lo * r.op->elem_size;
+      const bool overlaps =
+          direct.in.allocation == direct.out.allocation &&
+          direct.out.offset < direct.in.offset + bytes &&
+          direct.in.offset < direct.out.offset + (r.out_hi - r.out_lo) * r.op->elem_size;
+      if (direct.in.allocation >= 0 && overlaps && direct.out.offset != in_at) direct.out = {};
+    }
+  }
+  std::string failure = announce_and_agree(info, offers ? r.in : nullptr, offers ? bytes : 0,
+                                           r.prefix != nullptr && r.inclusive, &direct);
+  if (!failure.empty() || r.count == 0) return failure;
+  return small ? reduce_small(r) : reduce_chunked(r);
+}
+
+std::string NodeGroup::reduce_small(const NodeReduction& r) {
+  const int s = static_cast<int>(ops_ % 2);
+  const std::size_t es = r.op->elem_size;
+  auto input = [&](int q) { return area(q).slot[s].payload_data(); };
+  // out[0, m) = x_0 ∘ … ∘ x_{upto-1} over elements [lo, lo + m).
+  auto fold = [&](void* out, int upto, std::size_t lo, std::size_t m) {
+    const std::size_t offset = lo * es;
+    if (upto == 1) {
+      copy_if_distinct(out, input(0) + offset, m * es);
+      return;
+    }
+    r.op->apply(input(0) + offset, input(1) + offset, out, m);
+    for (int q = 2; q < upto; ++q) r.op->apply(out, input(q) + offset, out, m);
+  };
+  if (r.out_hi > r.out_lo) fold(r.out, size_, r.out_lo, r.out_hi - r.out_lo);
+  if (receives_prefix(r)) fold(r.prefix, r.inclusive ? rank_ + 1 : rank_, 0, r.count);
+  return {};
+}
+
+void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, std::size_t lo,
+                           std::size_t hi) {
+  const std::size_t es = r.op->elem_size;
+  const std::size_t m = hi - lo, offset = lo * es;
+  const int s = static_cast<int>(ops_ % 2);
+  std::byte* total = result(buffer) + offset;
+  auto in = [&](int q) {
+    const Direct& d = area(q).slot[s].direct;
+    return d.in.allocation >= 0 ? at(q, d.in) + (c0 + lo) * es : stage(q, buffer) + offset;
+  };
+  if (r.prefix == nullptr) {
+    if (size_ == 1) {
+      copy_bytes(total, in(0), m * es);
+    } else {
+      r.op->apply(in(0), in(1), total, m);
+      for (int q = 2; q < size_; ++q) r.op->apply(total, in(q), total, m);
+    }
+    // Outputs in shared memory get their part of the slice now, while it
+    // is in this core's cache.
+    for (int q = 0; q < size_; ++q) {
+      const Direct& d = area(q).slot[s].direct;
+      if (d.out.allocation < 0) continue;
+      const std::size_t a = std::max<std::size_t>(d.out_lo, c0 + lo);
+      const std::size_t b = std::min<std::size_t>(d.out_hi, c0 + hi);
+      if (a < b)
+        copy_bytes(at(q, d.out) + (a - d.out_lo) * es, total + (a - c0 - lo) * es, (b - a) * es);
+    }
+    return;
+  }
+  if (size_ == 1) {
+    copy_bytes(total, in(0), m * es);
+    return;
+  }
+  // Scan: stage[q] becomes x_0 ∘ … ∘ x_{q-1} (or … ∘ x_q for a process
+  // that asked for its inclusive prefix) for the process of rank q to
+  // drain, and result the node's total.
+  std::byte* acc = accumulator_.data();
+  std::byte* next = scratch_.data();
+  copy_bytes(acc, in(0), m * es);
+  for (int q = 1; q < size_; ++q) {
+    std::byte* upto_q = q + 1 == size_ ? total : next;
+    r.op->apply(acc, in(q), upto_q, m);
+    copy_bytes(in(q), area(q).slot[ops_ % 2].inclusive ? upto_q : acc, m * es);
+    std::swap(acc, next);
+  }
+}
+
+std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
+  const std::size_t es = r.op->elem_size;
+  const std::size_t per_chunk = chunk_ / es;
+  if (per_chunk == 0) {
+    throw Error(std::string(to_string(kind_)) + ": an element of " + std::to_string(es) +
+                " bytes is larger than the node level's chunk of " + std::to_string(chunk_));
+  }
+  ProcessArea& mine = area(rank_);
+  const Direct& direct = mine.slot[ops_ % 2].direct;
+  const bool direct_in = direct.in.allocation >= 0, direct_out = direct.out.allocation >= 0;
+  bool failed = false;
+  const std::size_t chunks = (r.count + per_chunk - 1) / per_chunk;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::uint64_t step = steps_ + c + 1;
+    const int buffer = static_cast<int>(step % 2);
+    const std::size_t c0 = c * per_chunk, c1 = std::min(r.count, c0 + per_chunk);
+    const std::size_t m = c1 - c0;
+    if (!direct_in) {
+      if (step > 2) wait_all(&ProcessArea::folded, step - 2, "fold an earlier chunk");
+      copy_bytes(stage(rank_, buffer), static_cast<const std::byte*>(r.in) + c0 * es, m * es);
+    }
+    publish(mine.staged, step);
+    wait_all(&ProcessArea::staged, step, "stage its chunk");
+    if (step > 2) wait_all(&ProcessArea::drained, step - 2, "drain an earlier chunk");
+    const std::size_t share = slice_elements(m, size_, es);
+    const std::size_t lo = std::min(m, rank_ * share), hi = std::min(m, lo + share);
+    if (lo < hi && !failed) {
+      try {
+        fold_slice(r, buffer, c0, lo, hi);
+      } catch (const std::exception& e) {
+        failed = true;
+        copy_text(mine.fold_failure, sizeof mine.fold_failure, e.what());
+      } catch (...) {
+        failed = true;
+        copy_text(mine.fold_failure, sizeof mine.fold_failure,
+                  "an exception not derived from std::exception");
+      }
+      if (failed) mine.fold_failed = ops_;  // released by `folded` below
+    }
+    publish(mine.folded, step);
+    wait_all(&ProcessArea::folded, step, "fold its slice");
+    const std::size_t a = std::max(r.out_lo, c0), b = std::min(r.out_hi, c1);
+    if (a < b && !direct_out) {
+      copy_bytes(static_cast<std::byte*>(r.out) + (a - r.out_lo) * es,
+                 result(buffer) + (a - c0) * es, (b - a) * es);
+    }
+    if (receives_prefix(r)) {
+      copy_bytes(static_cast<std::byte*>(r.prefix) + c0 * es, stage(rank_, buffer), m * es);
+    }
+    publish(mine.drained, step);
+  }
+  steps_ += chunks;
+  for (int q = 0; q < size_; ++q) {
+    if (area(q).fold_failed == ops_) {
+      return std::string(to_string(kind_)) + ": the op threw in process " +
+             std::to_string(first_process_ + q) + ": " + area(q).fold_failure;
+    }
+  }
+  return {};
+}
+
+void* NodeGroup::allocate(Channel& node, std::size_t bytes) {
+  // Every process maps every process's allocation; the k-th allocation of
+  // each process is allocation k everywhere, since all call this in step.
+  const std::size_t mapped = std::max<std::size_t>(4096, (bytes + 4095) / 4096 * 4096);
+  if (peers_.empty()) peers_.resize(static_cast<std::size_t>(size_));
+  for (int q = 0; q < size_; ++q) {
+    peers_[static_cast<std::size_t>(q)].push_back(
+        SharedSegment::for_node(node, q == rank_ ? mapped : 0, q));
+  }
+  return peers_[static_cast<std::size_t>(rank_)].back().data();
+}
+
+NodeGroup::Place NodeGroup::find_allocation(const void* data, std::size_t bytes) const {
+  if (peers_.empty() || data == nullptr) return {};
+  const auto* p = static_cast<const std::byte*>(data);
+  const auto& mine = peers_[static_cast<std::size_t>(rank_)];
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const auto* base = static_cast<const std::byte*>(mine[k].data());
+    if (p >= base && p + bytes <= base + mine[k].size()) {
+      return {static_cast<std::int32_t>(k), static_cast<std::uint64_t>(p - base)};
+    }
+  }
+  return {};
+}
+
+std::byte* NodeGroup::at(int rank, const Place& place) const {
+  const SharedSegment& segment =
+      peers_[static_cast<std::size_t>(rank)][static_cast<std::size_t>(place.allocation)];
+  return static_cast<std::byte*>(segment.data()) + place.offset;
+}
+
+std::string NodeGroup::broadcast(const NodeCallInfo& info, void* data, std::size_t bytes,
+                                 int root) {
+  const bool small = bytes <= kNodeInline;
+  const bool sends = rank_ == root;
+  const bool offers = small && sends && info.failure == nullptr;
+  std::string failure = announce_and_agree(info, offers ? data : nullptr, offers ? bytes : 0);
+  if (!failure.empty() || bytes == 0) return failure;
+  if (small) {
+    if (!sends) copy_bytes(data, area(root).slot[ops_ % 2].payload_data(), bytes);
+    return {};
+  }
+  ProcessArea& mine = area(rank_);
+  const std::size_t chunks = (bytes + chunk_ - 1) / chunk_;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::uint64_t step = steps_ + c + 1;
+    const int buffer = static_cast<int>(step % 2);
+    const std::size_t c0 = c * chunk_, m = std::min(bytes, c0 + chunk_) - c0;
+    auto* at = static_cast<std::byte*>(data) + c0;
+    // Every process ticks every word, so the steps stay in line with the
+    // reductions' (see the picture in node_group.hpp).
+    publish(mine.staged, step);
+    if (sends) {
+      if (step > 2) wait_all(&ProcessArea::drained, step - 2, "drain an earlier chunk");
+      copy_bytes(result(buffer), at, m);
+      publish(mine.folded, step);
+    } else {
+      publish(mine.folded, step);
+      wait(area(root).folded, step, root, "send its chunk");
+      copy_bytes(at, result(buffer), m);
+    }
+    publish(mine.drained, step);
+  }
+  steps_ += chunks;
+  return {};
+}
+
+}  // namespace hreduce::detail

@@ -1,0 +1,179 @@
+// The node level: the processes of one node combine through one shared
+// segment instead of messages. Each process takes part through one thread
+// (its leader, member 0), after its own members have combined in place
+// through the shared-memory engine; see src/hybrid/hybrid_execute.cpp.
+//
+// One node operation, P processes, the segment laid out as
+//
+//   header │ process 0 │ … │ process P-1 │ stage[P][2][C] │ result[2][C]
+//            two announcement slots, the progress words staged, folded,
+//            drained (each on its own 128-byte line), the fold's failure
+//
+//   announce   signature, arguments and any failure into the slot of this
+//              operation (op number mod 2); inputs of at most kNodeInline
+//              bytes travel in the slot itself. Then wait for every
+//              process's slot: a full barrier, which is also why two slots
+//              suffice (nobody writes slot k+2 before everybody announced
+//              k+1, that is, finished reading slot k).
+//   agree      any failure or signature that differs from process 0's
+//              ends the operation on every process with the same text.
+//   small      each process folds the slots it needs, in rank order.
+//   chunked    the vector goes through in chunks of C bytes, two chunks in
+//              flight (buffers s = step mod 2):
+//
+//     step t:  stage    copy my chunk into stage[me][s]     → staged = t
+//              fold     my slice of the chunk, across stage[0..P-1][s] in
+//                       rank order, into result[s]          → folded = t
+//              drain    copy the parts of result[s] I receive (and, for
+//                       scan, my exclusive prefix that the fold left in
+//                       stage[me][s])                        → drained = t
+//
+//     Before staging step t a process waits until every process folded
+//     t-2 (nobody reads stage[me][s] any more); before folding, until
+//     every process drained t-2 (nobody reads result[s]). Steps count over
+//     all operations, the same on every process.
+//
+// The segment's size is fixed when the team is built: the vector length
+// never changes it. Long vectors simply take more steps.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hreduce/detail/call.hpp"
+#include "src/engine/wait.hpp"
+#include "src/node/segment.hpp"
+#include "src/transport/channel.hpp"
+
+namespace hreduce::detail {
+
+// Inputs up to this size travel inside the announcement.
+inline constexpr std::size_t kNodeInline = 512;
+// Default bytes per chunk and process of the staging buffers.
+inline constexpr std::size_t kNodeChunkBytes = 64 * 1024;
+
+// What every process of the node says about one node operation. All fields
+// but `failure` must agree; `signature` covers them and whatever else the
+// caller compares (element type, op, counts).
+struct NodeCallInfo {
+  std::uint64_t signature = 0;
+  CollectiveKind kind = CollectiveKind::barrier;
+  std::size_t count = 0;
+  int root = 0;
+  const char* type_name = "";
+  const char* op_name = "";
+  const char* failure = nullptr;  // this process failed already: say why
+};
+
+// One node reduction. Every process contributes `in` (count elements) and
+// receives elements [out_lo, out_hi) of x_0 ∘ … ∘ x_{P-1} at `out` (element
+// out_lo lands at out[0]); with `prefix`, a process of node rank > 0 also
+// receives x_0 ∘ … ∘ x_{rank-1}, all `count` elements, or with `inclusive`
+// every process x_0 ∘ … ∘ x_rank.
+struct NodeReduction {
+  const void* in = nullptr;
+  std::size_t count = 0;
+  const ErasedOp* op = nullptr;
+  void* out = nullptr;
+  std::size_t out_lo = 0, out_hi = 0;
+  void* prefix = nullptr;
+  bool inclusive = false;
+};
+
+class NodeGroup {
+ public:
+  // Bytes of the segment for `processes` processes and chunks of
+  // `chunk_bytes`.
+  static std::size_t segment_bytes(int processes, std::size_t chunk_bytes);
+
+  // `segment`: zeroed, segment_bytes(size, chunk_bytes) long, mapped by
+  // every process of the node. `first_process`: the team's index of node
+  // rank 0's process, for messages. `crowded`: the node's members outnumber
+  // its CPUs, so waiters spin only briefly.
+  NodeGroup(SharedSegment segment, int rank, int size, int first_process, std::size_t chunk_bytes,
+            std::chrono::milliseconds timeout, bool crowded);
+  ~NodeGroup();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  std::size_t segment_size() const { return segment_.size(); }
+  std::size_t chunk_bytes() const { return chunk_; }
+
+  // Each returns the failure every process of the node sees, the same text
+  // everywhere ("" when none): a failure announced by some process, a
+  // disagreement, or an op that threw. A process that dies or a wait past
+  // the timeout throws Error instead: the node can no longer go on.
+  std::string reduce(const NodeCallInfo& info, const NodeReduction& reduction);
+  std::string broadcast(const NodeCallInfo& info, void* data, std::size_t bytes, int root);
+  std::string agree(const NodeCallInfo& info);
+
+  // Collective over the node's processes (`node` connects exactly them,
+  // each calls it in step, sizes may differ): memory of `bytes` that every
+  // process of the node maps. A reduction whose input or output lies in
+  // it is read and written there by the folding processes directly,
+  // skipping the copy through the staging buffers. It lives as long as
+  // the group.
+  void* allocate(Channel& node, std::size_t bytes);
+
+ private:
+  struct Layout;
+  struct Slot;
+  struct ProcessArea;
+
+  ProcessArea& area(int rank) const;
+  std::byte* stage(int rank, int buffer) const;
+  std::byte* result(int buffer) const;
+
+  // Announces, waits for every process's announcement, and checks them.
+  // Where a buffer sits in the memory of NodeGroup::allocate: the k-th
+  // allocation of its process, at an offset (allocation -1: elsewhere).
+  struct Place {
+    std::int32_t allocation = -1;
+    std::uint64_t offset = 0;
+  };
+  struct Direct {
+    Place in, out;
+    std::uint64_t out_lo = 0, out_hi = 0;
+  };
+
+  std::string announce_and_agree(const NodeCallInfo& info, const void* payload,
+                                 std::size_t payload_bytes, bool inclusive = false,
+                                 const Direct* direct = nullptr);
+  std::string disagreement(const NodeCallInfo& info) const;
+  void wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
+            const char* what) const;
+  void wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uint64_t target,
+                const char* what) const;
+  void publish(std::atomic<std::uint64_t>& word, std::uint64_t value);
+  bool receives_prefix(const NodeReduction& r) const {
+    return r.prefix != nullptr && (rank_ > 0 || r.inclusive);
+  }
+  std::string reduce_small(const NodeReduction& r);
+  std::string reduce_chunked(const NodeReduction& r);
+  void fold_slice(const NodeReduction& r, int buffer, std::size_t c0, std::size_t lo,
+                  std::size_t hi);
+  Place find_allocation(const void* data, std::size_t bytes) const;
+  std::byte* at(int rank, const Place& place) const;
+
+  SharedSegment segment_;
+  int rank_, size_, first_process_;
+  std::size_t chunk_;
+  std::chrono::milliseconds timeout_;
+  int spins_;
+  std::chrono::microseconds keep_polling_;
+  // Private per process: operations and chunk steps so far (the same on
+  // every process of the node), the running operation for messages.
+  std::uint64_t ops_ = 0;
+  std::uint64_t steps_ = 0;
+  CollectiveKind kind_ = CollectiveKind::barrier;
+  Deadline deadline_;
+  std::uint64_t last_signature_[2] = {~0ull, ~0ull};
+  std::vector<std::byte> accumulator_, scratch_;  // scan's fold, C bytes each
+  // Every process's allocations (allocate()), this process's own included.
+  std::vector<std::vector<SharedSegment>> peers_;
+};
+
+}  // namespace hreduce::detail

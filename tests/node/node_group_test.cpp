@@ -1,0 +1,250 @@
+// The node level on its own: P "processes" (threads here, so ThreadSanitizer
+// sees the protocol; real processes in node_fault_test) meet in one named
+// segment made by SharedSegment::for_node over an in-memory channel, and
+// every node operation is checked against a sequential loop over node ranks.
+#include "src/node/node_group.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hreduce/error.hpp"
+#include "src/transport/in_memory_channel.hpp"
+#include "tests/engine/families.hpp"
+
+using namespace hreduce;
+using namespace hreduce::detail;
+using hreduce::test::Affine;
+using hreduce::test::affine_op;
+using hreduce::test::compose;
+
+namespace {
+
+constexpr std::size_t kChunk = 4096;  // small, so short vectors take many steps
+
+// Runs fn(group, rank) on P threads, each a "process" of one node; returns
+// each one's failure texts (in order) or exception message.
+std::vector<std::string> on_node(int P, const std::function<std::string(NodeGroup&, int)>& fn,
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  InMemoryFabric fabric(P);
+  std::vector<std::string> said(P);
+  std::vector<std::thread> processes;
+  for (int k = 0; k < P; ++k) {
+    processes.emplace_back([&, k] {
+      try {
+        const std::size_t bytes = NodeGroup::segment_bytes(P, kChunk);
+        SharedSegment segment = SharedSegment::for_node(fabric.endpoint(k), bytes);
+        NodeGroup group(std::move(segment), k, P, 0, kChunk, timeout, true);
+        said[k] = fn(group, k);
+      } catch (const std::exception& e) {
+        said[k] = std::string("threw: ") + e.what();
+      }
+    });
+  }
+  for (auto& p : processes) p.join();
+  return said;
+}
+
+NodeCallInfo info(CollectiveKind kind, std::size_t count, std::uint64_t signature = 7) {
+  NodeCallInfo i;
+  i.signature = signature;
+  i.kind = kind;
+  i.count = count;
+  i.type_name = "long";
+  i.op_name = "sum";
+  return i;
+}
+
+long input(int rank, std::size_t i) {
+  return static_cast<long>(rank * 1000003 + i * 7919 % 1009) - 500;
+}
+
+// Segments this process made that are still in /dev/shm.
+std::vector<std::string> my_segments() {
+  std::vector<std::string> found;
+  const std::string prefix = std::string(kSegmentPrefix) + std::to_string(getpid()) + ".";
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (dirent* entry = readdir(dir)) {
+      if (std::string(entry->d_name).rfind(prefix, 0) == 0) found.push_back(entry->d_name);
+    }
+    closedir(dir);
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("node reductions match a sequential loop over node ranks", "[node][conformance]") {
+  const int P = GENERATE(1, 2, 3, 5);
+  const std::size_t n = GENERATE(std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64},
+                                 std::size_t{100}, std::size_t{5000});
+  const bool in_place = GENERATE(false, true);
+  // Even ranks ask for inclusive prefixes, odd ones for exclusive: a team
+  // mixes them when some processes hold one member and others more.
+  const bool mixed = GENERATE(false, true);
+  INFO(P << " processes, n = " << n << (in_place ? ", in place" : "")
+         << (mixed ? ", inclusive on even ranks" : ""));
+  // Received: the middle third of the vector; scan prefixes: everything.
+  const std::size_t lo = n / 3, hi = 2 * n / 3;
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    std::vector<long> in(n), total(n), prefix(n, -1);
+    for (std::size_t i = 0; i < n; ++i) in[i] = input(rank, i);
+    for (int rep = 0; rep < 3; ++rep) {  // steps carry over between operations
+      NodeReduction r;
+      r.in = in.data();
+      r.count = n;
+      const ErasedOp op = erase_op<long>(op::sum);
+      r.op = &op;
+      r.out = in_place ? in.data() + lo : total.data();
+      r.out_lo = lo;
+      r.out_hi = hi;
+      r.prefix = prefix.data();
+      r.inclusive = mixed && rank % 2 == 0;
+      std::vector<long> original = in;
+      const std::string failure = g.reduce(info(CollectiveKind::allreduce, n), r);
+      if (!failure.empty()) return failure;
+      for (std::size_t i = 0; i < n; ++i) {
+        long all = 0, below = 0;
+        for (int q = 0; q < P; ++q) {
+          all += input(q, i);
+          if (q < rank || (q == rank && r.inclusive)) below += input(q, i);
+        }
+        const long got = i >= lo && i < hi ? (in_place ? in[i] : total[i - lo]) : all;
+        if (got != all) return "element " + std::to_string(i) + ": " + std::to_string(got);
+        if ((rank > 0 || r.inclusive) && prefix[i] != below) {
+          return "prefix " + std::to_string(i) + ": " + std::to_string(prefix[i]);
+        }
+      }
+      in = original;
+    }
+    return {};
+  });
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+  CHECK(my_segments().empty());
+}
+
+TEST_CASE("a non-commutative op combines in node rank order", "[node][conformance]") {
+  const int P = GENERATE(2, 3, 4);
+  const std::size_t n = GENERATE(std::size_t{1}, std::size_t{300}, std::size_t{2000});
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    auto x = [](int q, std::size_t i) { return Affine{3 + 2 * q + i % 5, q + 7 * i}; };
+    std::vector<Affine> in(n), out(n), prefix(n);
+    for (std::size_t i = 0; i < n; ++i) in[i] = x(rank, i);
+    const ErasedOp op = erase_op<Affine>(affine_op);
+    NodeReduction r;
+    r.in = in.data();
+    r.count = n;
+    r.op = &op;
+    r.out = out.data();
+    r.out_hi = n;
+    r.prefix = prefix.data();
+    const std::string failure = g.reduce(info(CollectiveKind::scan, n), r);
+    if (!failure.empty()) return failure;
+    for (std::size_t i = 0; i < n; ++i) {
+      Affine all = x(0, i), below = x(0, i);
+      for (int q = 1; q < P; ++q) {
+        all = compose(all, x(q, i));
+        if (q < rank) below = compose(below, x(q, i));
+      }
+      if (!(out[i] == all)) return "total " + std::to_string(i);
+      if (rank > 0 && !(prefix[i] == below)) return "prefix " + std::to_string(i);
+    }
+    return {};
+  });
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+}
+
+TEST_CASE("a node broadcast hands the root's bytes to every process", "[node]") {
+  const int P = GENERATE(2, 3);
+  const std::size_t bytes = GENERATE(std::size_t{0}, std::size_t{5}, std::size_t{512},
+                                     std::size_t{513}, std::size_t{3 * kChunk + 17});
+  const int root = P - 1;
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    std::vector<unsigned char> data(bytes, static_cast<unsigned char>(rank));
+    if (rank == root) {
+      for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>(i * 13 + 1);
+    }
+    const std::string failure =
+        g.broadcast(info(CollectiveKind::allreduce, bytes), data.data(), bytes, root);
+    if (!failure.empty()) return failure;
+    for (std::size_t i = 0; i < bytes; ++i) {
+      if (data[i] != static_cast<unsigned char>(i * 13 + 1)) return "byte " + std::to_string(i);
+    }
+    return {};
+  });
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+}
+
+TEST_CASE("failures and disagreements reach every process of the node", "[node][negative]") {
+  const int P = 3;
+  SECTION("a process that failed already") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      NodeCallInfo i = info(CollectiveKind::reduce, 4);
+      i.failure = rank == 1 ? "reduce: member 4: root 9 is outside 0..5" : nullptr;
+      return g.agree(i);
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::Contains("process 1 failed") && Catch::Contains("root 9 is outside"));
+    }
+  }
+  SECTION("a different count") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      return g.agree(info(CollectiveKind::allreduce, rank == 2 ? 9 : 8, rank == 2 ? 99 : 7));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::Contains("processes disagree") &&
+                        Catch::Contains("process 2 called "
+                                        "allreduce with count 9") &&
+                        Catch::Contains("process 0 called allreduce with count 8"));
+    }
+  }
+  SECTION("an op that throws in one process's slice") {
+    const auto throwing = make_op<int>([](int a, int b) {
+      if (a == 13 || b == 13) throw std::runtime_error("boom: saw 13");
+      return a + b;
+    });
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      std::vector<int> in(3000, 1), out(3000);
+      if (rank == 2) in[2999] = 13;  // in the last process's slice
+      const ErasedOp op = erase_op<int>(throwing);
+      NodeReduction r;
+      r.in = in.data();
+      r.count = in.size();
+      r.op = &op;
+      r.out = out.data();
+      r.out_hi = in.size();
+      std::string first = g.reduce(info(CollectiveKind::allreduce, 3000), r);
+      // The node goes on afterwards.
+      in[2999] = 1;
+      std::string second = g.reduce(info(CollectiveKind::allreduce, 3000), r);
+      if (second.empty() && out[0] != P) second = "wrong sum after the failure";
+      return first + (second.empty() ? "" : " | " + second);
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s,
+                 Catch::Contains("the op threw in process 2") && Catch::Contains("boom: saw 13"));
+      CHECK_THAT(s, !Catch::Contains(" | "));
+    }
+  }
+}
+
+TEST_CASE("a process that never comes is a timeout naming it, not a hang", "[node][negative]") {
+  const auto started = std::chrono::steady_clock::now();
+  auto said = on_node(
+      2,
+      [&](NodeGroup& g, int rank) -> std::string {
+        if (rank == 1) return {};
+        return g.agree(info(CollectiveKind::allreduce, 1));
+      },
+      std::chrono::milliseconds(300));
+  CHECK_THAT(said[0], Catch::Contains("timed out after 300 ms") && Catch::Contains("process 1"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+}
