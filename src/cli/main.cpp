@@ -40,7 +40,7 @@ bench options:
                      counts threads per process (default 1); takes --collectives,
                      --json and --plot, not --implementations, --types or --settle-us
   --node-chunk-bytes B  with --mpi: staging chunk per process of the shared segment
-                     through which a node's processes combine (default 65536)
+                     through which a node's processes combine (default 262144)
   --no-shared-memory with --mpi: a node's processes exchange MPI messages instead
                      of sharing a segment (for A/B runs)
   --zero-copy        with --mpi: hreduce's buffers come from Team::allocate, so a

@@ -53,7 +53,7 @@ namespace hreduce::detail {
 // Inputs up to this size travel inside the announcement.
 inline constexpr std::size_t kNodeInline = 512;
 // Default bytes per chunk and process of the staging buffers.
-inline constexpr std::size_t kNodeChunkBytes = 64 * 1024;
+inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 
 // What every process of the node says about one node operation. All fields
 // but `failure` must agree; `signature` covers them and whatever else the
