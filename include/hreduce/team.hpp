@@ -41,12 +41,18 @@
 
 namespace hreduce {
 
+class Team;
+struct TeamOptions;
+
 namespace detail {
 class TeamState;
 class MemberState;
 class Workers;
 class ProcessGroup;
 void execute(MemberState& member, const Call& call);
+// Builds a team spanning several processes (src/engine/team.cpp; used by
+// make_mpi_team and the tests' in-memory process worlds).
+Team team_over_processes(TeamOptions options, std::unique_ptr<ProcessGroup> group);
 }  // namespace detail
 
 struct TeamOptions {
@@ -233,9 +239,6 @@ class Member {
 class Team {
  public:
   explicit Team(TeamOptions options = {});
-  // A team spanning several processes: this process's members are the
-  // `options.members` given; see hreduce/mpi.hpp for the way to build one.
-  Team(TeamOptions options, std::unique_ptr<detail::ProcessGroup> group);
   ~Team();
   Team(const Team&) = delete;
   Team& operator=(const Team&) = delete;
@@ -293,6 +296,12 @@ class Team {
   }
 
  private:
+  // A team spanning several processes (hreduce/mpi.hpp builds one): this
+  // process's members are the `options.members` given.
+  Team(TeamOptions options, std::unique_ptr<detail::ProcessGroup> group);
+  friend Team detail::team_over_processes(TeamOptions options,
+                                          std::unique_ptr<detail::ProcessGroup> group);
+
   void run_erased(void (*invoke)(void*, Member&), void* context);
 
   std::unique_ptr<detail::TeamState> state_;

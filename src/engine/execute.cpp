@@ -24,6 +24,7 @@
 #include "src/engine/hash.hpp"
 #include "src/engine/mailbox.hpp"
 #include "src/engine/process_group.hpp"
+#include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
 
@@ -36,10 +37,10 @@ const char* to_string(CollectiveKind kind) {
     case CollectiveKind::reduce_scatter_block: return "reduce_scatter_block";
     case CollectiveKind::scan: return "scan";
     case CollectiveKind::exscan: return "exscan";
-    case CollectiveKind::copy_from_root: return "copy_from_root";
-    case CollectiveKind::combine_from_root: return "combine_from_root";
-    case CollectiveKind::pipelined_allreduce: return "allreduce";
   }
+  if (kind == kCopyFromRoot) return "copy_from_root";
+  if (kind == kCombineFromRoot) return "combine_from_root";
+  if (kind == kPipelinedAllreduce) return "allreduce";
   return "?";
 }
 
@@ -56,16 +57,11 @@ std::string demangle(const std::type_info* type) {
 
 // What messages call this call: the user's collective, also in its steps.
 CollectiveKind reported_kind(const Call& call) {
-  return call.step->reported_as != nullptr ? *call.step->reported_as : call.kind;
+  const ProcessStep& step = step_of(call);
+  return step.reported_as != nullptr ? *step.reported_as : call.kind;
 }
 
 bool uses_counts(CollectiveKind kind) { return kind == CollectiveKind::reduce_scatter; }
-
-// Steps of a multi-process team in which members legitimately pass
-// different counts (each takes its own piece of the root's buffer).
-bool is_internal(CollectiveKind kind) {
-  return kind == CollectiveKind::copy_from_root || kind == CollectiveKind::combine_from_root;
-}
 
 // Elements each buffer must hold for this member.
 std::size_t input_elements(const Call& call, int size) {
@@ -108,7 +104,9 @@ std::string message(const Parts&... parts) {
 // no strings: it runs on every call (inline: out of line it cost 100
 // instructions a call, a fifth of a one-member call).
 [[gnu::always_inline]] inline std::string local_problem(const Call& call, int rank, int size) {
-  if (call.step->relayed_failure != nullptr) return call.step->relayed_failure;
+  if (call.step != nullptr && call.step->relayed_failure != nullptr) {
+    return call.step->relayed_failure;
+  }
   if (is_internal(call.kind)) return {};
   if (call.kind == CollectiveKind::reduce && (call.root < 0 || call.root >= size)) {
     return message("root ", call.root, " is outside 0..", size - 1);
@@ -430,10 +428,11 @@ void execute(MemberState& me, const Call& call) {
   const std::string problem = local_problem(call, me.rank, size);
   if (!problem.empty()) team.record_error(seq, me.rank, problem);
   mine.invalid = !problem.empty();
-  mine.relayed = call.step->relayed_failure != nullptr;
+  const ProcessStep& step = step_of(call);
+  mine.relayed = step.relayed_failure != nullptr;
   mine.in = call.in;
   mine.out = call.out;
-  mine.total_out = call.step->total_out;
+  mine.total_out = step.total_out;
   CallRecord& record = me.records[slot];
   // reduce_scatter's counts may change behind an unchanged pointer.
   if (!record.described || uses_counts(call.kind) || !describes(record.descriptor, call)) {
@@ -480,12 +479,15 @@ void execute(MemberState& me, const Call& call) {
   }
   if (others_ran_ahead) prefetch_next_slots(ctx, in_bytes);
 
-  if (call.kind == CollectiveKind::barrier || call.step->checks_only) return;
+  if (call.kind == CollectiveKind::barrier || step.checks_only) return;
   if (!is_internal(call.kind) && in_n == 0) return;  // n = 0 only synchronises
   if (by_mailbox) {
     mailbox_collective(ctx, in_bytes);
     return;
   }
+  if (call.kind == kCopyFromRoot) return copy_from_root(ctx);
+  if (call.kind == kCombineFromRoot) return combine_from_root(ctx);
+  if (call.kind == kPipelinedAllreduce) return pipelined_allreduce(ctx);
   switch (call.kind) {
     case CollectiveKind::reduce:
       wants_tree(call, size) ? tree_reduce(ctx) : sliced_reduce(ctx);
@@ -499,9 +501,6 @@ void execute(MemberState& me, const Call& call) {
       break;
     case CollectiveKind::scan: sliced_scan(ctx, false); break;
     case CollectiveKind::exscan: sliced_scan(ctx, true); break;
-    case CollectiveKind::copy_from_root: copy_from_root(ctx); break;
-    case CollectiveKind::combine_from_root: combine_from_root(ctx); break;
-    case CollectiveKind::pipelined_allreduce: pipelined_allreduce(ctx); break;
     case CollectiveKind::barrier: break;
   }
 }

@@ -13,6 +13,7 @@
 // reader.
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
 void copy_from_root(const CallContext& ctx) {

@@ -16,6 +16,7 @@
 
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
 namespace {

@@ -102,6 +102,14 @@ Member& Team::member(int index) {
   return members_[index];
 }
 
+namespace detail {
+
+Team team_over_processes(TeamOptions options, std::unique_ptr<ProcessGroup> group) {
+  return Team(std::move(options), std::move(group));
+}
+
+}  // namespace detail
+
 void* Team::allocate_bytes(std::size_t bytes) {
   if (state_->group) {
     if (void* shared = state_->group->allocate_shared(bytes)) return shared;

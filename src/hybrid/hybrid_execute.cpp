@@ -31,6 +31,7 @@
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
 #include "src/engine/hash.hpp"
+#include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/hybrid/process_group.hpp"
 
@@ -117,8 +118,8 @@ std::uint64_t name_hash(const std::type_info* type) {
 
 class HybridCall {
  public:
-  HybridCall(MemberState& me, const Call& call)
-      : me_(me), call_(call), group_(static_cast<InterProcessGroup&>(*me.team.group)), layout_(group_.layout()),
+  HybridCall(InterProcessGroup& group, MemberState& me, const Call& call)
+      : me_(me), call_(call), group_(group), layout_(group_.layout()),
         leader_(me.rank == 0), first_(layout_.first_rank(layout_.process)) {
     guard_.inner = &call_.op;
     guarded_op_ = guard_.erased();
@@ -208,7 +209,7 @@ class HybridCall {
 
   // Step 3's shape for all: copy `count` elements from the leader's `source`.
   void finish_copy(const void* source, void* out, std::size_t offset, std::size_t count) {
-    Call c = base(CollectiveKind::copy_from_root);
+    Call c = base(kCopyFromRoot);
     c.root = 0;
     c.in = source;
     c.out = out;
@@ -326,7 +327,7 @@ class HybridCall {
   // each reduced chunk comes back here on the leader.
   void allreduce_pipelined() {
     const std::size_t n = call_.count;
-    Call c = base(CollectiveKind::pipelined_allreduce);
+    Call c = base(kPipelinedAllreduce);
     step_.chunk =
         std::max<std::size_t>(1, group_.options().pipeline_chunk_bytes / call_.op.elem_size);
     step_.on_chunk = [](void* self, void* data, std::size_t count) {
@@ -429,7 +430,7 @@ class HybridCall {
       });
     }
     // Lower processes' prefix on the left of each member's own.
-    Call combine = base(CollectiveKind::combine_from_root);
+    Call combine = base(kCombineFromRoot);
     combine.root = 0;
     combine.in = prefix;
     combine.count = layout_.process > 0 ? n : 0;
@@ -717,7 +718,7 @@ class HybridCall {
         }
       }
     }
-    Call combine = base(CollectiveKind::combine_from_root);
+    Call combine = base(kCombineFromRoot);
     combine.root = 0;
     combine.in = prefix;
     combine.count = layout_.process > 0 ? n : 0;
@@ -841,6 +842,8 @@ class HybridCall {
 
 }  // namespace
 
-void InterProcessGroup::execute(MemberState& me, const Call& call) { HybridCall(me, call).run(); }
+void InterProcessGroup::execute(MemberState& me, const Call& call) {
+  HybridCall(*this, me, call).run();
+}
 
 }  // namespace hreduce::detail

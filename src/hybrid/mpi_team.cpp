@@ -148,7 +148,7 @@ Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTea
   auto group = std::make_unique<detail::InterProcessGroup>(endpoint, std::move(layout), inter,
                                                            std::move(channel));
   options.members = threads;
-  return Team(std::move(options), std::move(group));
+  return detail::team_over_processes(std::move(options), std::move(group));
 }
 
 }  // namespace hreduce

@@ -30,7 +30,7 @@ class World {
         TeamOptions options;
         options.members = threads[k];
         options.topology = Topology::synthetic("pack:1 core:2 pu:2");
-        teams_[k] = std::make_unique<Team>(options, std::move(group));
+        teams_[k].reset(new Team(detail::team_over_processes(options, std::move(group))));
       });
     }
     for (auto& b : builders) b.join();

@@ -19,10 +19,6 @@ enum class CollectiveKind : std::uint8_t {
   reduce_scatter_block,
   scan,
   exscan,
-  // Internal steps of a team spanning several processes (src/hybrid/):
-  copy_from_root,         // out[0, count) = root.in[offset, offset + count)
-  combine_from_root,      // out = root.in ∘ out, or a copy when copy_only
-  pipelined_allreduce,    // chunked local reduce → on_chunk → copy, overlapped
 };
 
 const char* to_string(CollectiveKind kind);
@@ -63,30 +59,9 @@ ErasedOp erase_op(const Op& op) {
 
 inline constexpr CollectiveOptions kDefaultCollectiveOptions{};
 
-// The parts of a call that only the steps of a team spanning processes
-// (src/hybrid/) set.
-struct ProcessStep {
-  // copy_from_root: where this member's piece starts in the root's buffer.
-  std::size_t offset = 0;
-  // combine_from_root: copy root.in instead of combining.
-  bool copy_only = false;
-  // scan / exscan: member 0 also receives x_0 ∘ … ∘ x_{p-1} here when set.
-  void* total_out = nullptr;
-  // Only the checks and the agreement: the process's one member hands its
-  // own buffers to the node level, so nothing is copied here.
-  bool checks_only = false;
-  // The collective the user called, for messages (a step of it otherwise
-  // names itself).
-  const CollectiveKind* reported_as = nullptr;
-  // A failure another process reported: every member throws it as is.
-  const char* relayed_failure = nullptr;
-  // pipelined_allreduce: elements per chunk, and what member 0 does with
-  // each reduced chunk (in place in its output) before the others copy it.
-  std::size_t chunk = 0;
-  void (*on_chunk)(void* context, void* data, std::size_t count) = nullptr;
-  void* on_chunk_context = nullptr;
-};
-inline constexpr ProcessStep kNoProcessStep{};
+// What a step of a team spanning processes adds to a call
+// (src/engine/process_step.hpp); a user's call has none.
+struct ProcessStep;
 
 struct Call {
   Call() = default;
@@ -115,8 +90,8 @@ struct Call {
   // on every call.
   const CollectiveOptions* options = &kDefaultCollectiveOptions;
   // What only steps of a team spanning processes set: behind a pointer, so
-  // that a user's call, built on every call, stays small.
-  const ProcessStep* step = &kNoProcessStep;
+  // that a user's call, built on every call, stays small (null there).
+  const ProcessStep* step = nullptr;
 };
 
 }  // namespace hreduce::detail

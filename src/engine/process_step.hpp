@@ -1,0 +1,58 @@
+// The steps a team spanning several processes (src/hybrid/) runs inside
+// each process, and what they add to a Call. The engine knows them only as
+// "members, and where their data is": copy a piece of member 0's buffer,
+// combine member 0's buffer into one's own, or reduce in chunks handed to
+// a callback. Nothing here knows about MPI or the node level.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hreduce/detail/call.hpp"
+
+namespace hreduce::detail {
+
+// The internal steps travel in Call::kind as values past the user's
+// collectives (the public enum lists only those).
+// out[0, count) = root.in[offset, offset + count)
+inline constexpr CollectiveKind kCopyFromRoot = static_cast<CollectiveKind>(64);
+// out = root.in ∘ out, or a copy when copy_only
+inline constexpr CollectiveKind kCombineFromRoot = static_cast<CollectiveKind>(65);
+// chunked local reduce → on_chunk → copy, overlapped
+inline constexpr CollectiveKind kPipelinedAllreduce = static_cast<CollectiveKind>(66);
+
+// Steps in which members legitimately pass different counts (each takes
+// its own piece of the root's buffer).
+inline bool is_internal(CollectiveKind kind) {
+  return kind == kCopyFromRoot || kind == kCombineFromRoot;
+}
+
+// The parts of a call that only the steps of a team spanning processes set.
+struct ProcessStep {
+  // copy_from_root: where this member's piece starts in the root's buffer.
+  std::size_t offset = 0;
+  // combine_from_root: copy root.in instead of combining.
+  bool copy_only = false;
+  // scan / exscan: member 0 also receives x_0 ∘ … ∘ x_{p-1} here when set.
+  void* total_out = nullptr;
+  // Only the checks and the agreement: the process's one member hands its
+  // own buffers to the node level, so nothing is copied here.
+  bool checks_only = false;
+  // The collective the user called, for messages (a step of it otherwise
+  // names itself).
+  const CollectiveKind* reported_as = nullptr;
+  // A failure another process reported: every member throws it as is.
+  const char* relayed_failure = nullptr;
+  // pipelined_allreduce: elements per chunk, and what member 0 does with
+  // each reduced chunk (in place in its output) before the others copy it.
+  std::size_t chunk = 0;
+  void (*on_chunk)(void* context, void* data, std::size_t count) = nullptr;
+  void* on_chunk_context = nullptr;
+};
+inline constexpr ProcessStep kNoProcessStep{};
+
+inline const ProcessStep& step_of(const Call& call) {
+  return call.step != nullptr ? *call.step : kNoProcessStep;
+}
+
+}  // namespace hreduce::detail
