@@ -263,8 +263,7 @@ class Team {
   // Memory for n elements that every process of this team's node maps.
   // Collectives whose buffers lie in it skip the copy through the node's
   // staging buffers: the processes read each other's inputs and write each
-  // other's outputs there (allreduce, reduce and reduce_scatter; scan and
-  // exscan still stage). The way to full speed across processes.
+  // other's outputs there. The way to full speed across processes.
   // Collective over the team's processes: each calls it once per
   // allocation, in the same order, outside any collective (sizes may
   // differ). The memory is zeroed and lives as long as the team. A team of

@@ -235,9 +235,20 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
   // A process that failed already may have no input to offer.
   const bool offers = small && info.failure == nullptr;
   Direct direct;
-  if (!small && r.prefix == nullptr && info.failure == nullptr) {
+  if (!small && info.failure == nullptr) {
     direct.in = find_allocation(r.in, bytes);
-    if (r.out_hi > r.out_lo) {
+    if (receives_prefix(r)) {
+      // The folder reads this process's slice of the input before it
+      // writes the prefix there, so in place is fine; a prefix over the
+      // input anywhere else is not.
+      direct.prefix = find_allocation(r.prefix, bytes);
+      const bool same_memory =
+          direct.prefix.allocation == direct.in.allocation && direct.prefix.allocation >= 0;
+      const bool overlaps = same_memory && direct.prefix.offset < direct.in.offset + bytes &&
+                            direct.in.offset < direct.prefix.offset + bytes;
+      if (overlaps && direct.prefix.offset != direct.in.offset) direct.prefix = {};
+    }
+    if (r.out_hi > r.out_lo && r.prefix == nullptr) {
       direct.out = find_allocation(r.out, (r.out_hi - r.out_lo) * r.op->elem_size);
       direct.out_lo = r.out_lo;
       direct.out_hi = r.out_hi;
@@ -306,20 +317,27 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
     }
     return;
   }
+  // Scan: process q's prefix x_0 ∘ … ∘ x_{q-1} (or … ∘ x_q when it asked
+  // for its inclusive prefix) goes to its output when that is in shared
+  // memory, else to stage[q] for it to drain; result gets the node's total.
+  auto prefix_of = [&](int q) {
+    const Direct& d = area(q).slot[s].direct;
+    return d.prefix.allocation >= 0 ? at(q, d.prefix) + (c0 + lo) * es : stage(q, buffer) + offset;
+  };
+  auto inclusive = [&](int q) { return area(q).slot[s].inclusive != 0; };
+  // Process 0's inclusive prefix is its input: staged, it is in place.
+  if (inclusive(0)) copy_if_distinct(prefix_of(0), in(0), m * es);
   if (size_ == 1) {
     copy_bytes(total, in(0), m * es);
     return;
   }
-  // Scan: stage[q] becomes x_0 ∘ … ∘ x_{q-1} (or … ∘ x_q for a process
-  // that asked for its inclusive prefix) for the process of rank q to
-  // drain, and result the node's total.
   std::byte* acc = accumulator_.data();
   std::byte* next = scratch_.data();
   copy_bytes(acc, in(0), m * es);
   for (int q = 1; q < size_; ++q) {
     std::byte* upto_q = q + 1 == size_ ? total : next;
     r.op->apply(acc, in(q), upto_q, m);
-    copy_bytes(in(q), area(q).slot[ops_ % 2].inclusive ? upto_q : acc, m * es);
+    copy_bytes(prefix_of(q), inclusive(q) ? upto_q : acc, m * es);
     std::swap(acc, next);
   }
 }
@@ -370,7 +388,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
       copy_bytes(static_cast<std::byte*>(r.out) + (a - r.out_lo) * es,
                  result(buffer) + (a - c0) * es, (b - a) * es);
     }
-    if (receives_prefix(r)) {
+    if (receives_prefix(r) && direct.prefix.allocation < 0) {
       copy_bytes(static_cast<std::byte*>(r.prefix) + c0 * es, stage(rank_, buffer), m * es);
     }
     publish(mine.drained, step);

@@ -33,6 +33,12 @@
 //     every process drained t-2 (nobody reads result[s]). Steps count over
 //     all operations, the same on every process.
 //
+//   direct     a process whose input, output or prefix lies in memory from
+//              allocate() says where in its announcement: it skips its
+//              stage (the folders read its input there) or its drain (the
+//              folders write its part of result[s], or its prefix, there
+//              right after folding their slice). The steps and waits stay.
+//
 // The segment's size is fixed when the team is built: the vector length
 // never changes it. Long vectors simply take more steps.
 #pragma once
@@ -112,10 +118,10 @@ class NodeGroup {
 
   // Collective over the node's processes (`node` connects exactly them,
   // each calls it in step, sizes may differ): memory of `bytes` that every
-  // process of the node maps. A reduction whose input or output lies in
-  // it is read and written there by the folding processes directly,
-  // skipping the copy through the staging buffers. It lives as long as
-  // the group.
+  // process of the node maps. A reduction whose input, output or prefix
+  // lies in it is read and written there by the folding processes
+  // directly, skipping the copy through the staging buffers. It lives as
+  // long as the group.
   void* allocate(Channel& node, std::size_t bytes);
 
  private:
@@ -135,7 +141,7 @@ class NodeGroup {
     std::uint64_t offset = 0;
   };
   struct Direct {
-    Place in, out;
+    Place in, out, prefix;
     std::uint64_t out_lo = 0, out_hi = 0;
   };
 

@@ -252,13 +252,15 @@ TEST_CASE("buffers from Team::allocate are read and written where they are", "[h
       if (!in_place) std::fill(out[r].begin(), out[r].end(), -1);
     }
   };
-  auto total = [&](std::size_t i) {
+  // x_0 + … + x_{upto-1} at element i.
+  auto total = [&](std::size_t i, int upto) {
     long sum = 0;
-    for (int r = 0; r < p; ++r) sum += value(r, i);
+    for (int r = 0; r < upto; ++r) sum += value(r, i);
     return sum;
   };
   const std::size_t block = n / static_cast<std::size_t>(p);
-  for (Collective c : {Collective::allreduce, Collective::reduce, Collective::reduce_scatter_block}) {
+  for (Collective c : {Collective::allreduce, Collective::reduce, Collective::reduce_scatter_block,
+                       Collective::scan, Collective::exscan}) {
     if (c == Collective::reduce_scatter_block && block == 0) continue;
     fill();
     world.run([&](Member& m) {
@@ -269,17 +271,20 @@ TEST_CASE("buffers from Team::allocate are read and written where they are", "[h
         case Collective::reduce:
           m.reduce(from, out[r].data(), n, op::sum, p - 1);
           break;
+        case Collective::scan: m.scan(from, out[r].data(), n, op::sum); break;
+        case Collective::exscan: m.exscan(from, out[r].data(), n, op::sum); break;
         default: m.reduce_scatter_block(from, out[r].data(), block, op::sum); break;
       }
     });
     for (int r = 0; r < p; ++r) {
-      if (c == Collective::reduce && r != p - 1) continue;
+      if ((c == Collective::reduce && r != p - 1) || (c == Collective::exscan && r == 0)) continue;
       const std::size_t count = c == Collective::reduce_scatter_block ? block : n;
+      const int upto = c == Collective::scan ? r + 1 : c == Collective::exscan ? r : p;
       for (std::size_t i = 0; i < count; ++i) {
         const std::size_t element = c == Collective::reduce_scatter_block ? r * block + i : i;
-        if (out[r][i] != total(element)) {
+        if (out[r][i] != total(element, upto)) {
           FAIL(name_of(c) << ": member " << r << " element " << i << " is " << out[r][i]
-                          << ", expected " << total(element));
+                          << ", expected " << total(element, upto));
         }
       }
     }
