@@ -3,7 +3,7 @@
 # rows are checked against the oracle on every process and --json holds
 # hreduce's and MPI's records; with 1 member per process (where MPI_Allreduce
 # is checked against hreduce too), --collectives and --no-shared-memory; and
-# --zero-copy, whose buffers come from Team::allocate.
+# --zero-copy, whose buffers come from Team::allocate; and hreduce topo --mpi.
 set -euo pipefail
 binary=$1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -45,4 +45,16 @@ grep -q WRONG "$shared" && fail "a result differs (--zero-copy)"
 grep -q "buffers: from Team::allocate" "$shared" || fail "--zero-copy not in the title"
 rows=$(grep -cE '^(reduce|allreduce|reduce_scatter_block|scan|exscan) +.* ok$' "$shared")
 [ "$rows" -eq 30 ] || fail "expected 30 rows with --zero-copy, got $rows"
+# hreduce topo --mpi: the node's processes, their PUs and the segment's pages.
+topo=$TEST_TMPDIR/topo.txt
+mpirun --oversubscribe --bind-to none -np 2 \
+  --mca mpi_yield_when_idle 1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+  "$binary" topo --mpi --members 2 > "$topo"
+cat "$topo"
+grep -q '4 members in 2 processes' "$topo" || fail "topo --mpi: no team line"
+for q in 0 1; do
+  grep -qE "process $q \(pid [0-9]+\) 2 member\(s\) on PU [0-9,]+ \(process bound to PU [0-9,]+\), staging pages: NUMA node" "$topo" ||
+    fail "topo --mpi: process $q not described"
+done
+grep -q 'result pages: NUMA node' "$topo" || fail "topo --mpi: no result pages"
 echo PASS

@@ -15,24 +15,10 @@
 #include "machine_options.hpp"
 #include "src/cli/bench.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/mpi_session.hpp"
 
 namespace hreduce::cli {
 namespace {
-
-// With --mpi: MPI is initialised here and finalised when the bench ends.
-struct MpiSession {
-  explicit MpiSession(bool wanted) : active(wanted) {
-    if (!active) return;
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  }
-  ~MpiSession() {
-    if (active) MPI_Finalize();
-  }
-  bool active;
-  int rank = 0;
-};
 
 CollectiveOptions collective_options(const Args& args, int radix) {
   CollectiveOptions options;
@@ -54,14 +40,6 @@ CollectiveOptions collective_options(const Args& args, int radix) {
       args.get_int("--tree-max-bytes", static_cast<int>(options.tree_max_bytes), 0));
   options.chunk_bytes = static_cast<std::size_t>(
       args.get_int("--chunk-bytes", static_cast<int>(options.chunk_bytes), 8));
-  return options;
-}
-
-MpiTeamOptions mpi_team_options(const Args& args) {
-  MpiTeamOptions options;
-  options.node_chunk_bytes = static_cast<std::size_t>(args.get_int(
-      "--node-chunk-bytes", static_cast<int>(options.node_chunk_bytes), 1));
-  options.shared_memory = !args.has("--no-shared-memory");
   return options;
 }
 

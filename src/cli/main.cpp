@@ -51,6 +51,9 @@ bench options:
   --chunk-bytes B    sliced algorithm's chunk (default 16384)
 topo options:
   --dot              print the reduction tree as Graphviz DOT
+  --mpi              under mpirun: a team over MPI_COMM_WORLD (--members threads per
+                     process, default 1); prints the node's processes, the PUs of
+                     their members, and where the node segment's pages sit
 )";
 
 }  // namespace

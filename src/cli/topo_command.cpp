@@ -3,8 +3,13 @@
 #include <iostream>
 #include <sstream>
 
+#include <vector>
+
 #include "commands.hpp"
+#include "hreduce/mpi.hpp"
+#include "hreduce/team.hpp"
 #include "machine_options.hpp"
+#include "src/cli/mpi_session.hpp"
 
 namespace hreduce::cli {
 namespace {
@@ -56,10 +61,36 @@ std::string tree_dot(const MachineChoice& choice, const Schedule& tree) {
 
 }  // namespace
 
+// Under mpirun: the processes of the first process's node, each with its
+// members' PUs and its binding, and where the node segment's pages sit.
+int topo_mpi(const Args& args, const MachineChoice& choice) {
+  const MpiSession mpi(true);
+  TeamOptions options;
+  options.members = args.has("--members") ? choice.placement.members() : 1;
+  options.placement = choice.placement.policy;
+  options.topology = choice.topology;
+  Team team = make_mpi_team(MPI_COMM_WORLD, options.members, options, mpi_team_options(args));
+  // One allreduce through the staging chunks gives their pages a place.
+  const std::size_t n = std::size_t{1} << 16;
+  std::vector<std::vector<double>> in(team.local_size(), std::vector<double>(n, 1.0)), out = in;
+  team.run([&](Member& m) {
+    const int i = m.rank() - team.member(0).rank();
+    m.allreduce(in[i].data(), out[i].data(), n, op::sum);
+  });
+  if (mpi.rank != 0) return 0;
+  std::cout << choice.topology.render() << '\n'
+            << "Team over MPI_COMM_WORLD: " << team.size() << " members in " << team.processes()
+            << " processes\n"
+            << team.explain("allreduce", n * sizeof(double)) << '\n';
+  return 0;
+}
+
 int topo_command(const std::vector<std::string>& argv) {
   std::set<std::string> valued = machine_valued_options();
-  const Args args("hreduce topo", argv, {"--dot"}, valued);
+  valued.insert("--node-chunk-bytes");
+  const Args args("hreduce topo", argv, {"--dot", "--mpi", "--no-shared-memory"}, valued);
   const MachineChoice choice = choose_machine("hreduce topo", args);
+  if (args.has("--mpi")) return topo_mpi(args, choice);
   const Schedule tree = schedules::hierarchical(choice.topology, choice.placement, choice.levels,
                                                 0, choice.radix);
   tree.validate();

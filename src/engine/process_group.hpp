@@ -26,6 +26,9 @@ class ProcessGroup {
   // Collective over the processes (see Team::allocate): memory the other
   // processes of this node can read, or null where they share none.
   virtual void* allocate_shared(std::size_t /*bytes*/) { return nullptr; }
+  // Where this process's members were placed, once, when the team is
+  // built (collective over the processes): for explain().
+  virtual void placed(const Topology& /*topology*/, const Placement& /*placement*/) {}
 
   // Runs one collective for member `me` of this process.
   virtual void execute(MemberState& me, const Call& call) = 0;

@@ -95,6 +95,7 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
     }
     first_rank = group->first_rank();
     total_members = group->total_members();
+    group->placed(topology, placement);
   }
   // Long polling only where nobody else needs the CPUs: teams spanning
   // processes cannot see how many other processes share their cores (the

@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "hreduce/error.hpp"
+#include "hreduce/topology.hpp"
+#include "src/topology/numa_memory.hpp"
 
 namespace hreduce::detail {
 
@@ -106,6 +108,28 @@ void InterProcessGroup::build_node_level() {
   }
 }
 
+namespace {
+
+// "0-3,8" style is for machines; a short comma list reads well enough here.
+std::string pu_list(const std::vector<int>& pus) {
+  std::string text;
+  for (std::size_t i = 0; i < pus.size(); ++i) {
+    text += (i ? "," : "") + std::to_string(pus[i]);
+  }
+  return text;
+}
+
+}  // namespace
+
+void InterProcessGroup::placed(const Topology& topology, const Placement& placement) {
+  if (!node_) return;
+  const std::string mine = std::to_string(placement.members()) + " member(s) on PU " +
+                           pu_list(placement.pu_of_member) + " (process bound to PU " +
+                           pu_list(process_pus(topology)) + ")";
+  const std::string failure = node_->describe(mine);
+  if (!failure.empty()) throw Error("Team: " + failure);
+}
+
 void* InterProcessGroup::allocate_shared(std::size_t bytes) {
   if (!node_) return nullptr;
   SubChannel node_channel(*channel_, node_processes_);
@@ -165,8 +189,17 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, b
   if (node_) {
     text << ": the processes of each node combine through a shared segment of "
          << node_->segment_size() << " bytes (chunks of " << node_->chunk_bytes()
-         << " bytes, inputs up to " << kNodeInline << " bytes inline)";
-    if (!multi_node()) return text.str() + ", no messages";
+         << " bytes, inputs up to " << kNodeInline << " bytes inline), process k of the node "
+         << "folding slice k of every chunk in rank order";
+    text << "; this node's processes (logical PU indices):";
+    for (int q = 0; q < node_->size(); ++q) {
+      text << (q ? ";" : "") << " process " << node_processes_[q] << " (pid " << node_->pid(q)
+           << ") " << node_->description(q) << ", staging pages: "
+           << memory_location(node_->staging(q), 2 * node_->chunk_bytes());
+    }
+    text << "; result pages: " << memory_location(node_->results(), 2 * node_->chunk_bytes())
+         << " (a page sits where the process that first wrote it runs)";
+    if (!multi_node()) return text.str() + "; no messages";
     text << ", then " << to_string(choice.algorithm) << " between the " << layout_.nodes()
          << " node leaders";
   } else if (two_level() && kind == CollectiveKind::allreduce) {

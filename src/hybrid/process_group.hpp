@@ -69,6 +69,7 @@ class InterProcessGroup : public ProcessGroup {
   int total_members() const override { return layout_.total_members(); }
   int members_before_on_node() const override;
   void* allocate_shared(std::size_t bytes) override;
+  void placed(const Topology& topology, const Placement& placement) override;
   void execute(MemberState& me, const Call& call) override;
 
   Channel& channel() { return *channel_; }

@@ -53,6 +53,8 @@ struct alignas(128) NodeGroup::ProcessArea {
   alignas(128) std::uint64_t fold_failed = 0;
   char fold_failure[512] = {};
   std::atomic<std::int32_t> pid{0};
+  // Where the process runs and its members sit, for explain().
+  char description[256] = {};
 };
 
 struct NodeGroup::Layout {
@@ -402,6 +404,22 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
   }
   return {};
 }
+
+std::string NodeGroup::describe(const std::string& mine) {
+  copy_text(area(rank_).description, sizeof area(rank_).description, mine.c_str());
+  NodeCallInfo info;
+  info.signature = 0x646573637269ull;  // every process describes itself alike
+  info.kind = CollectiveKind::barrier;
+  info.type_name = info.op_name = "none";
+  return agree(info);
+}
+
+std::string NodeGroup::description(int rank) const {
+  const char* text = area(rank).description;
+  return std::string(text, strnlen(text, sizeof area(rank).description));
+}
+
+int NodeGroup::pid(int rank) const { return area(rank).pid.load(std::memory_order_relaxed); }
 
 void* NodeGroup::allocate(Channel& node, std::size_t bytes) {
   // Every process maps every process's allocation; the k-th allocation of

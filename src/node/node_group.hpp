@@ -116,6 +116,17 @@ class NodeGroup {
   std::string broadcast(const NodeCallInfo& info, void* data, std::size_t bytes, int root);
   std::string agree(const NodeCallInfo& info);
 
+  // Collective over the node's processes: publishes how this process is
+  // placed (`mine`, for people) and waits until every process has; returns
+  // the failure text as the reductions do.
+  std::string describe(const std::string& mine);
+  std::string description(int rank) const;
+  int pid(int rank) const;
+  // The staging chunks of a process, and the result chunks: where their
+  // pages sit is what explain() reports.
+  const void* staging(int rank) const { return stage(rank, 0); }
+  const void* results() const { return result(0); }
+
   // Collective over the node's processes (`node` connects exactly them,
   // each calls it in step, sizes may differ): memory of `bytes` that every
   // process of the node maps. A reduction whose input, output or prefix

@@ -85,4 +85,31 @@ void NumaBuffer::release() noexcept {
   placed_by_hwloc_ = false;
 }
 
+std::string memory_location(const void* data, std::size_t bytes) {
+  hwloc_topology_t system = system_hwloc();
+  if (system == nullptr || data == nullptr || bytes == 0) return "unknown";
+  hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+  if (nodes == nullptr) return "unknown";
+  std::string text = "unknown";
+  if (hwloc_get_area_memlocation(system, data, bytes, nodes, HWLOC_MEMBIND_BYNODESET) == 0) {
+    const int count = hwloc_bitmap_weight(nodes);
+    if (count == 0) {
+      text = "not touched yet";
+    } else {
+      text = count == 1 ? "NUMA node " : "NUMA nodes ";
+      bool first = true;
+      unsigned os_index = 0;
+      hwloc_bitmap_foreach_begin(os_index, nodes) {
+        // Logical index, as hreduce topo prints nodes.
+        hwloc_obj_t node = hwloc_get_numanode_obj_by_os_index(system, os_index);
+        text += (first ? "" : ",") + std::to_string(node ? node->logical_index : os_index);
+        first = false;
+      }
+      hwloc_bitmap_foreach_end();
+    }
+  }
+  hwloc_bitmap_free(nodes);
+  return text;
+}
+
 }  // namespace hreduce::detail

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "hreduce/topology.hpp"
 
@@ -42,5 +43,10 @@ class NumaBuffer {
   std::size_t size_ = 0;
   bool placed_by_hwloc_ = false;
 };
+
+// Where the pages of [data, data + bytes) sit now, for people: "NUMA node
+// 0", "NUMA nodes 0,1", "not touched yet" (Linux places a page on first
+// touch), or "unknown" where the kernel does not say.
+std::string memory_location(const void* data, std::size_t bytes);
 
 }  // namespace hreduce::detail

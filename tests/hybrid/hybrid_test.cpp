@@ -290,3 +290,23 @@ TEST_CASE("buffers from Team::allocate are read and written where they are", "[h
     }
   }
 }
+
+TEST_CASE("explain shows the node's processes, their members and the segment's pages",
+          "[hybrid][node]") {
+  World world({1, 2}, {});
+  const std::string before = world.team(1).explain("allreduce", 1 << 20);
+  INFO(before);
+  CHECK(before.find("process 0 (pid ") != std::string::npos);
+  CHECK(before.find("process 1 (pid ") != std::string::npos);
+  CHECK(before.find("1 member(s) on PU 0") != std::string::npos);
+  CHECK(before.find("2 member(s) on PU ") != std::string::npos);
+  CHECK(before.find("no messages") != std::string::npos);
+  // After a call that went through the staging chunks, their pages exist.
+  std::vector<std::vector<double>> in(3, std::vector<double>(1 << 17, 1.0)), out = in;
+  world.run([&](Member& m) { m.allreduce(in[m.rank()].data(), out[m.rank()].data(), 1 << 17, op::sum); });
+  CHECK(out[2][12345] == 3.0);
+  const std::string after = world.team(0).explain("allreduce", 1 << 20);
+  INFO(after);
+  CHECK(after.find("staging pages: NUMA node") != std::string::npos);
+  CHECK(after.find("result pages: NUMA node") != std::string::npos);
+}
