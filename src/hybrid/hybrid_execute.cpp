@@ -391,28 +391,74 @@ class HybridCall {
     }
   }
 
-  void reduce() {
-    const std::size_t n = call_.count;
-    const int root = problem_.empty() ? call_.root : 0;
-    const int root_process = layout_.process_of(root);
-    const bool root_leads = layout_.first_rank(root_process) == root;
-    const std::size_t bytes = n * call_.op.elem_size;
-    // The leader reduces into the output only if it is the root itself.
+  // A reduce's steps 1 and 4, shared by both levels: the process's members
+  // reduce onto the leader, into the output when the leader is the root
+  // itself, else into the workspace; at the end a root that is not its
+  // process's leader copies the result from it.
+  struct ReduceSteps {
+    std::size_t n = 0, bytes = 0;
+    int root = 0, root_process = 0;
+    bool root_leads = false;
     void* partial = nullptr;
+  };
+
+  ReduceSteps reduce_onto_leader(std::size_t n, bool checks_only) {
+    ReduceSteps r;
+    r.n = n;
+    r.bytes = n * call_.op.elem_size;
+    r.root = problem_.empty() ? call_.root : 0;
+    r.root_process = layout_.process_of(r.root);
+    r.root_leads = layout_.first_rank(r.root_process) == r.root;
     if (leader_) {
-      partial = me_.global_rank == root ? call_.out : group_.workspace.get(kSlotPartial, bytes);
+      r.partial =
+          me_.global_rank == r.root ? call_.out : group_.workspace.get(kSlotPartial, r.bytes);
     }
     Call c = base(CollectiveKind::reduce);
     c.root = 0;
-    c.out = partial;
+    c.out = r.partial;
+    step_.checks_only = checks_only;
     local(c);
+    return r;
+  }
+
+  void hand_to_root(const ReduceSteps& r) {
+    const bool receives = me_.global_rank == r.root && !r.root_leads;
+    finish_copy(r.partial, receives ? call_.out : nullptr, 0, receives ? r.n : 0);
+  }
+
+  void reduce() {
+    const ReduceSteps r = reduce_onto_leader(call_.count, false);
     if (leader_) {
-      leaders(n, [&](const ErasedOp& op) {
-        inter::binomial_reduce(group_.channel(), partial, n, op, root_process, group_.workspace);
+      leaders(r.n, [&](const ErasedOp& op) {
+        inter::binomial_reduce(group_.channel(), r.partial, r.n, op, r.root_process,
+                               group_.workspace);
       });
     }
-    const bool receives = me_.global_rank == root && !root_leads;
-    finish_copy(partial, receives ? call_.out : nullptr, 0, receives ? n : 0);
+    hand_to_root(r);
+  }
+
+  // The last step of scan and exscan: the lower processes' prefix (at the
+  // leader's `prefix`) on the left of each member's own. Returns false when
+  // the op cannot throw: the call is then complete. Otherwise the caller
+  // holds one more round that tells every process whether the combine
+  // threw anywhere; what it threw here is added to `failure`.
+  bool combine_prefix(void* prefix, std::size_t n, bool exclusive, std::string& failure) {
+    Call combine = base(kCombineFromRoot);
+    combine.root = 0;
+    combine.in = prefix;
+    combine.count = layout_.process > 0 ? n : 0;
+    step_.copy_only = exclusive && me_.rank == 0;
+    step_.relayed_failure = leader_ && !failure_.empty() ? failure_.c_str() : nullptr;
+    if (!call_.op.may_throw) {
+      local(combine, true);
+      return false;
+    }
+    try {
+      execute_local(me_, combine);
+    } catch (const Error& e) {
+      if (failure.empty()) failure = e.what();
+    }
+    return true;
   }
 
   void scan() {
@@ -429,27 +475,11 @@ class HybridCall {
         inter::hypercube_scan(group_.channel(), total, prefix, n, op, true, group_.workspace);
       });
     }
-    // Lower processes' prefix on the left of each member's own.
-    Call combine = base(kCombineFromRoot);
-    combine.root = 0;
-    combine.in = prefix;
-    combine.count = layout_.process > 0 ? n : 0;
-    step_.copy_only = exclusive && me_.rank == 0;
-    step_.relayed_failure = leader_ && !failure_.empty() ? failure_.c_str() : nullptr;
-    if (!call_.op.may_throw) {
-      local(combine, true);
-      return;
-    }
-    // A user op may still throw in the combine: one more round tells all.
-    // Every member goes on to that round, whatever it caught, so the
+    // Every member goes on to the status round, whatever it caught, so the
     // process leaves together; a failure known to all leaders already
     // (failure_) needs no second exchange.
     std::string step3_failure;
-    try {
-      execute_local(me_, combine);
-    } catch (const Error& e) {
-      step3_failure = e.what();
-    }
+    if (!combine_prefix(prefix, n, exclusive, step3_failure)) return;
     if (leader_ && failure_.empty()) {
       const Status s = exchange(own_status(0, 0, step3_failure));
       if (s.failed_process != INT32_MAX) {
@@ -458,6 +488,23 @@ class HybridCall {
       }
     }
     finish_copy(nullptr, nullptr, 0, 0);
+  }
+
+  // reduce_scatter's first step: the process's members reduce the whole
+  // vector (`whole` elements) onto the leader's workspace, which it returns.
+  void* reduce_whole_onto_leader(std::size_t whole, bool checks_only) {
+    void* partial =
+        leader_ ? group_.workspace.get(kSlotPartial, whole * call_.op.elem_size) : nullptr;
+    Call c = base(CollectiveKind::reduce);
+    c.root = 0;
+    c.count = whole;
+    c.counts = nullptr;
+    c.in_size = call_.in == call_.out ? SIZE_MAX : call_.in_size;
+    c.out_size = SIZE_MAX;
+    c.out = partial;
+    step_.checks_only = checks_only;
+    local(c);
+    return partial;
   }
 
   void reduce_scatter() {
@@ -471,15 +518,7 @@ class HybridCall {
       }
       my_count = count_of(me_.global_rank);
     }
-    void* partial = leader_ ? group_.workspace.get(kSlotPartial, whole * es) : nullptr;
-    Call c = base(CollectiveKind::reduce);
-    c.root = 0;
-    c.count = whole;
-    c.counts = nullptr;
-    c.in_size = call_.in == call_.out ? SIZE_MAX : call_.in_size;
-    c.out_size = SIZE_MAX;
-    c.out = partial;
-    local(c);
+    void* partial = reduce_whole_onto_leader(whole, false);
     void* block = nullptr;
     if (leader_) {
       std::vector<std::size_t>& per_process = group_.process_counts;
@@ -632,39 +671,27 @@ class HybridCall {
   }
 
   void node_level_reduce() {
-    const std::size_t n = problem_.empty() ? call_.count : 0;
-    const int root = problem_.empty() ? call_.root : 0;
-    const int root_process = layout_.process_of(root);
-    const int root_node = layout_.node_of[root_process];
-    const bool root_leads = layout_.first_rank(root_process) == root;
-    const std::size_t bytes = n * call_.op.elem_size;
-    void* partial = nullptr;
+    const ReduceSteps steps = reduce_onto_leader(problem_.empty() ? call_.count : 0, alone());
     if (leader_) {
-      partial = me_.global_rank == root ? call_.out : group_.workspace.get(kSlotPartial, bytes);
-    }
-    Call c = base(CollectiveKind::reduce);
-    c.root = 0;
-    c.out = partial;
-    step_.checks_only = alone();
-    local(c);
-    if (leader_) {
+      const int root_node = layout_.node_of[steps.root_process];
       NodeReduction r;
-      r.in = alone() ? call_.in : partial;
-      r.count = n;
+      r.in = alone() ? call_.in : steps.partial;
+      r.count = steps.n;
       r.op = &call_.op;
-      r.out = partial;
-      const bool receives = group_.multi_node() ? node_first() : layout_.process == root_process;
-      r.out_hi = receives ? n : 0;
+      r.out = steps.partial;
+      const bool receives =
+          group_.multi_node() ? node_first() : layout_.process == steps.root_process;
+      r.out_hi = receives ? steps.n : 0;
       on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
       // Several nodes: the root's node gets the result and hands it down.
       const bool root_here = group_.node_index() == root_node;
-      between_nodes(call_.count, partial, root_here ? bytes : 0, [&](const ErasedOp& op) {
-        inter::binomial_reduce(*group_.leaders_of_nodes(), partial, n, op, root_node,
-                               group_.workspace);
-      });
+      between_nodes(call_.count, steps.partial, root_here ? steps.bytes : 0,
+                    [&](const ErasedOp& op) {
+                      inter::binomial_reduce(*group_.leaders_of_nodes(), steps.partial, steps.n,
+                                             op, root_node, group_.workspace);
+                    });
     }
-    const bool receives = me_.global_rank == root && !root_leads;
-    finish_copy(partial, receives ? call_.out : nullptr, 0, receives ? n : 0);
+    hand_to_root(steps);
   }
 
   void node_level_scan() {
@@ -718,22 +745,7 @@ class HybridCall {
         }
       }
     }
-    Call combine = base(kCombineFromRoot);
-    combine.root = 0;
-    combine.in = prefix;
-    combine.count = layout_.process > 0 ? n : 0;
-    step_.copy_only = exclusive && me_.rank == 0;
-    step_.relayed_failure = leader_ && !failure_.empty() ? failure_.c_str() : nullptr;
-    if (!call_.op.may_throw) {
-      local(combine, true);
-      return;
-    }
-    // A user op may still throw in the combine: one more round tells all.
-    try {
-      execute_local(me_, combine);
-    } catch (const Error& e) {
-      if (step3_failure.empty()) step3_failure = e.what();
-    }
+    if (!combine_prefix(prefix, n, exclusive, step3_failure)) return;
     if (leader_ && failure_.empty()) node_status_round(step3_failure);
     finish_copy(nullptr, nullptr, 0, 0);
   }
@@ -775,16 +787,7 @@ class HybridCall {
     const bool direct = alone() && !group_.multi_node();
     // (The local step still gets a place for the partial, which it only
     // checks, so that its checks read as for a reduce.)
-    void* partial = leader_ ? group_.workspace.get(kSlotPartial, whole * es) : nullptr;
-    Call c = base(CollectiveKind::reduce);
-    c.root = 0;
-    c.count = whole;
-    c.counts = nullptr;
-    c.in_size = call_.in == call_.out ? SIZE_MAX : call_.in_size;
-    c.out_size = SIZE_MAX;
-    c.out = partial;
-    step_.checks_only = direct;
-    local(c);
+    void* partial = reduce_whole_onto_leader(whole, direct);
     void* block = nullptr;
     if (direct) {
       NodeReduction r;
