@@ -123,7 +123,7 @@ inline WaitResult shared_wait_at_least(const std::atomic<std::uint64_t>& word, s
        seen = word.load(std::memory_order_seq_cst)) {
     std::chrono::nanoseconds period = kLivenessPeriod;
     if (deadline.active) {
-      const auto left = deadline.at - std::chrono::steady_clock::now();
+      const auto left = deadline.at() - std::chrono::steady_clock::now();
       if (left <= std::chrono::nanoseconds(0)) {
         result = WaitResult::timed_out;
         break;
