@@ -293,12 +293,31 @@ class HybridCall {
     fail_from(exchange(own_status(signature(count), count, here)));
   }
 
+  // Runs the leader's message exchanges in `exchanges`. A message that
+  // never comes (a process stopped answering within the timeout) or an MPI
+  // error leaves the team unusable, as a lost process of the node does:
+  // the members are told through the local step that follows.
+  template <class Exchanges>
+  void over_messages(Exchanges&& exchanges) {
+    if (messages_lost_) return;
+    try {
+      exchanges();
+    } catch (const Error& e) {
+      messages_lost_ = true;
+      const std::string text = std::string(to_string(call_.kind)) + ": " + e.what();
+      failure_ = text;
+      me_.team.break_team(text);
+    }
+  }
+
   // Step 2, leader only: agree, run `data(op)` with the guarded op, confirm.
   template <class Data>
   void leaders(std::size_t count, Data&& data) {
-    if (!agree(count)) return;
-    data(guarded_op_);
-    confirm(count);
+    over_messages([&] {
+      if (!agree(count)) return;
+      data(guarded_op_);
+      confirm(count);
+    });
   }
 
   // The inter-process part of allreduce on `count` elements at `buf`.
@@ -342,11 +361,13 @@ class HybridCall {
         node_status_round(local_failure_);
       }
     } else if (leader_) {
-      if (!agreed_) {
-        agree(n);  // step 1 failed before any chunk: tell the others
-      } else if (failure_.empty()) {
-        confirm(n);
-      }
+      over_messages([&] {
+        if (!agreed_) {
+          agree(n);  // step 1 failed before any chunk: tell the others
+        } else if (failure_.empty()) {
+          confirm(n);
+        }
+      });
     }
     finish_copy(nullptr, nullptr, 0, 0);
   }
@@ -357,8 +378,10 @@ class HybridCall {
       if (failure_.empty()) node_allreduce(data, count);
       return;
     }
-    if (!agreed_) agree(call_.count);
-    if (failure_.empty()) allreduce_between_processes(data, count);
+    over_messages([&] {
+      if (!agreed_) agree(call_.count);
+      if (failure_.empty()) allreduce_between_processes(data, count);
+    });
   }
 
   void allreduce() {
@@ -481,11 +504,7 @@ class HybridCall {
     std::string step3_failure;
     if (!combine_prefix(prefix, n, exclusive, step3_failure)) return;
     if (leader_ && failure_.empty()) {
-      const Status s = exchange(own_status(0, 0, step3_failure));
-      if (s.failed_process != INT32_MAX) {
-        fail(std::string(to_string(call_.kind)) + ": process " + std::to_string(s.failed_process) +
-             " failed: " + s.text);
-      }
+      over_messages([&] { fail_from(exchange(own_status(0, 0, step3_failure))); });
     }
     finish_copy(nullptr, nullptr, 0, 0);
   }
@@ -622,10 +641,7 @@ class HybridCall {
     if (!group_.multi_node() || node_lost_) return;
     if (node_first()) {
       local_failure_ = failure_;
-      if (agree(count)) {
-        data(guarded_op_);
-        confirm(count);
-      }
+      leaders(count, data);
     }
     on_node([&] { return node().broadcast(node_info(count, failure_), buffer, bytes, 0); });
   }
@@ -838,6 +854,7 @@ class HybridCall {
   ErasedOp guarded_op_;
   bool agreed_ = false;        // leader: step 2 has begun
   bool node_lost_ = false;     // leader: a process of the node died or timed out
+  bool messages_lost_ = false;  // leader: a message exchange failed or timed out
   std::string problem_;        // this member's team-wide argument error
   std::string local_failure_;  // what step 1 threw here
   std::string failure_;        // leader: the failure every member must see

@@ -38,6 +38,17 @@ void check_mpi(int rc, const std::string& what) {
   throw Error(what + ": " + std::string(text, length));
 }
 
+std::string MpiChannel::Transfer::text() const {
+  std::string text;
+  if (to >= 0)
+    text = "MPI send of " + std::to_string(send_bytes) + " bytes to rank " + std::to_string(to);
+  if (from >= 0) {
+    text += (text.empty() ? "MPI receive of " : " and receive of ") + std::to_string(recv_bytes) +
+            " bytes from rank " + std::to_string(from);
+  }
+  return text;
+}
+
 MpiChannel::MpiChannel(MPI_Comm comm) {
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
@@ -52,26 +63,30 @@ MpiChannel::~MpiChannel() {
 }
 
 void MpiChannel::complete(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
-                          const std::string& what) {
+                          const Transfer& transfer) {
   statuses.resize(requests.size());
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  // The clock is first read after 256 polls: most messages are done by then.
+  std::chrono::steady_clock::time_point deadline{};
   for (int polls = 0;; ++polls) {
     int done = 0;
-    check_mpi(
-        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, statuses.data()),
-        what);
+    const int rc =
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, statuses.data());
+    if (rc != MPI_SUCCESS) check_mpi(rc, transfer.text());
     if (done) return;
     // Spin a little (a partner on another core answers in microseconds),
     // then let a partner that shares our core run.
     if (polls > 1000) std::this_thread::yield();
-    if (timeout_.count() > 0 && (polls & 255) == 0 && std::chrono::steady_clock::now() > deadline) {
+    if (timeout_.count() == 0 || (polls & 255) != 255) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (polls == 255) deadline = now + timeout_;
+    if (now > deadline) {
       for (MPI_Request& r : requests) {
         if (r != MPI_REQUEST_NULL) {
           MPI_Cancel(&r);
           MPI_Request_free(&r);
         }
       }
-      throw Error(what + ": not complete after " + std::to_string(timeout_.count()) +
+      throw Error(transfer.text() + ": not complete after " + std::to_string(timeout_.count()) +
                   " ms (the team's timeout)");
     }
   }
@@ -83,13 +98,13 @@ void MpiChannel::send(int to, const void* data, std::size_t bytes, int tag) {
   std::vector<MPI_Request>& requests = requests_;
   std::vector<MPI_Status>& statuses = statuses_;
   requests.clear();
-  const std::string what =
-      "MPI_Send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(to);
+  const Transfer transfer{bytes, to, 0, -1};
   post_pieces(requests, bytes, [&](std::size_t done, int piece, MPI_Request* r) {
-    check_mpi(MPI_Isend(static_cast<const char*>(data) + done, piece, MPI_BYTE, to, tag, comm_, r),
-              what);
+    const int rc =
+        MPI_Isend(static_cast<const char*>(data) + done, piece, MPI_BYTE, to, tag, comm_, r);
+    if (rc != MPI_SUCCESS) check_mpi(rc, transfer.text());
   });
-  complete(requests, statuses, what);
+  complete(requests, statuses, transfer);
 }
 
 void MpiChannel::recv(int from, void* data, std::size_t bytes, int tag) {
@@ -103,23 +118,21 @@ void MpiChannel::sendrecv(int to, const void* send_data, std::size_t send_bytes,
   std::vector<MPI_Request>& requests = requests_;
   std::vector<MPI_Status>& statuses = statuses_;
   requests.clear();
-  const std::string what =
-      to == MPI_PROC_NULL
-          ? "MPI_Recv of " + std::to_string(recv_bytes) + " bytes from rank " + std::to_string(from)
-          : "MPI_Sendrecv with ranks " + std::to_string(to) + " and " + std::to_string(from);
+  const Transfer transfer{send_bytes, to == MPI_PROC_NULL ? -1 : to, recv_bytes, from};
   post_pieces(requests, recv_bytes, [&](std::size_t done, int piece, MPI_Request* r) {
-    check_mpi(MPI_Irecv(static_cast<char*>(recv_data) + done, piece, MPI_BYTE, from, tag, comm_, r),
-              what);
+    const int rc =
+        MPI_Irecv(static_cast<char*>(recv_data) + done, piece, MPI_BYTE, from, tag, comm_, r);
+    if (rc != MPI_SUCCESS) check_mpi(rc, transfer.text());
   });
   const std::size_t receives = requests.size();
   if (to != MPI_PROC_NULL) {
     post_pieces(requests, send_bytes, [&](std::size_t done, int piece, MPI_Request* r) {
-      check_mpi(
-          MPI_Isend(static_cast<const char*>(send_data) + done, piece, MPI_BYTE, to, tag, comm_, r),
-          what);
+      const int rc =
+          MPI_Isend(static_cast<const char*>(send_data) + done, piece, MPI_BYTE, to, tag, comm_, r);
+      if (rc != MPI_SUCCESS) check_mpi(rc, transfer.text());
     });
   }
-  complete(requests, statuses, what);
+  complete(requests, statuses, transfer);
   std::size_t got_bytes = 0;
   for (std::size_t i = 0; i < receives; ++i) {
     int got = 0;
@@ -127,7 +140,7 @@ void MpiChannel::sendrecv(int to, const void* send_data, std::size_t send_bytes,
     got_bytes += static_cast<std::size_t>(got);
   }
   if (got_bytes != recv_bytes) {
-    throw Error(what + ": expected " + std::to_string(recv_bytes) + " bytes, got " +
+    throw Error(transfer.text() + ": expected " + std::to_string(recv_bytes) + " bytes, got " +
                 std::to_string(got_bytes));
   }
 }

@@ -36,11 +36,21 @@ class MpiChannel final : public Channel {
   // until then, since a blocking MPI_Recv could never give up.
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
 
+  // One send, receive or both, as its error messages name it: the text is
+  // built only when an error is thrown (a message is on every call's path).
+  struct Transfer {
+    std::size_t send_bytes = 0;
+    int to = -1;  // -1: no send
+    std::size_t recv_bytes = 0;
+    int from = -1;  // -1: no receive
+    std::string text() const;
+  };
+
  private:
   // Tests `requests` until all complete; on the deadline cancels them and
-  // throws Error naming `what`.
+  // throws Error naming the transfer.
   void complete(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
-                const std::string& what);
+                const Transfer& transfer);
 
   std::chrono::milliseconds timeout_{0};
   std::vector<MPI_Request> requests_;
