@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <new>
 
@@ -23,10 +24,11 @@ struct NodeGroup::Slot {
   // one team may differ (one alone in its process takes the node's
   // inclusive prefix as its result), and another process folds its slice.
   std::uint32_t inclusive = 0;
-  // Buffers in memory from NodeGroup::allocate: the folders read this
-  // process's input and write its output there, skipping stage and drain.
-  NodeGroup::Direct direct;
   alignas(16) std::byte short_payload[16];
+  // Buffers in memory from NodeGroup::allocate: the folders read this
+  // process's input and write its output there, skipping stage and drain
+  // (only chunked operations, which can afford a second line).
+  NodeGroup::Direct direct;
   // For messages only, rewritten when the signature changes.
   std::uint64_t count = 0;
   std::int64_t root = 0;
@@ -112,6 +114,8 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
                 std::to_string(size) + " processes need " +
                 std::to_string(segment_bytes(size, chunk_bytes)));
   }
+  static_assert(offsetof(Slot, short_payload) + sizeof(Slot::short_payload) <= 64,
+                "a short input shares the announcement's first cache line");
   // The segment arrives zeroed, which is every progress word's start value.
   area(rank_).pid.store(static_cast<std::int32_t>(getpid()), std::memory_order_relaxed);
 }
