@@ -321,6 +321,17 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
       if (a < b)
         copy_bytes(at(q, d.out) + (a - d.out_lo) * es, total + (a - c0 - lo) * es, (b - a) * es);
     }
+    // And this process's own private output, which its drain then skips.
+    // Only when its input was staged: an output over an input that others
+    // still read in place (reduce_scatter in place) must wait for them.
+    const Direct& own = area(rank_).slot[s].direct;
+    if (own.out.allocation < 0 && own.in.allocation < 0) {
+      const std::size_t a = std::max(r.out_lo, c0 + lo), b = std::min(r.out_hi, c0 + hi);
+      if (a < b) {
+        copy_bytes(static_cast<std::byte*>(r.out) + (a - r.out_lo) * es, total + (a - c0 - lo) * es,
+                   (b - a) * es);
+      }
+    }
     return;
   }
   // Scan: process q's prefix x_0 ∘ … ∘ x_{q-1} (or … ∘ x_q when it asked
@@ -391,8 +402,18 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
     wait_all(&ProcessArea::folded, step, "fold its slice");
     const std::size_t a = std::max(r.out_lo, c0), b = std::min(r.out_hi, c1);
     if (a < b && !direct_out) {
-      copy_bytes(static_cast<std::byte*>(r.out) + (a - r.out_lo) * es,
-                 result(buffer) + (a - c0) * es, (b - a) * es);
+      // Around the slice this process folded: that part it wrote already.
+      const bool wrote_own = r.prefix == nullptr && lo < hi && !direct_in;
+      const std::size_t own_lo = wrote_own ? std::clamp(c0 + lo, a, b) : b;
+      const std::size_t own_hi = wrote_own ? std::clamp(c0 + hi, a, b) : b;
+      auto drain = [&](std::size_t from, std::size_t to) {
+        if (from < to) {
+          copy_bytes(static_cast<std::byte*>(r.out) + (from - r.out_lo) * es,
+                     result(buffer) + (from - c0) * es, (to - from) * es);
+        }
+      };
+      drain(a, own_lo);
+      drain(own_hi, b);
     }
     if (receives_prefix(r) && direct.prefix.allocation < 0) {
       copy_bytes(static_cast<std::byte*>(r.prefix) + c0 * es, stage(rank_, buffer), m * es);
