@@ -337,9 +337,14 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
   // Scan: process q's prefix x_0 ∘ … ∘ x_{q-1} (or … ∘ x_q when it asked
   // for its inclusive prefix) goes to its output when that is in shared
   // memory, else to stage[q] for it to drain; result gets the node's total.
+  // This process's own prefix goes straight to its private output when
+  // its input was staged (as for reductions above); its drain skips it.
+  const bool own_private = writes_own_prefix(r);
   auto prefix_of = [&](int q) {
     const Direct& d = area(q).slot[s].direct;
-    return d.prefix.allocation >= 0 ? at(q, d.prefix) + (c0 + lo) * es : stage(q, buffer) + offset;
+    if (d.prefix.allocation >= 0) return at(q, d.prefix) + (c0 + lo) * es;
+    if (q == rank_ && own_private) return static_cast<std::byte*>(r.prefix) + (c0 + lo) * es;
+    return stage(q, buffer) + offset;
   };
   auto inclusive = [&](int q) { return area(q).slot[s].inclusive != 0; };
   // Process 0's inclusive prefix is its input: staged, it is in place.
@@ -357,6 +362,11 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
     copy_bytes(prefix_of(q), inclusive(q) ? upto_q : acc, m * es);
     std::swap(acc, next);
   }
+}
+
+bool NodeGroup::writes_own_prefix(const NodeReduction& r) const {
+  const Direct& own = area(rank_).slot[ops_ % 2].direct;
+  return receives_prefix(r) && own.prefix.allocation < 0 && own.in.allocation < 0;
 }
 
 std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
@@ -416,7 +426,14 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
       drain(own_hi, b);
     }
     if (receives_prefix(r) && direct.prefix.allocation < 0) {
-      copy_bytes(static_cast<std::byte*>(r.prefix) + c0 * es, stage(rank_, buffer), m * es);
+      // Around the slice this process folded, if it wrote its prefix there.
+      const bool wrote_own = writes_own_prefix(r) && lo < hi && !failed;
+      const std::size_t own_lo = wrote_own ? lo : m, own_hi = wrote_own ? hi : m;
+      auto* prefix = static_cast<std::byte*>(r.prefix) + c0 * es;
+      copy_bytes(prefix, stage(rank_, buffer), own_lo * es);
+      if (own_hi < m) {
+        copy_bytes(prefix + own_hi * es, stage(rank_, buffer) + own_hi * es, (m - own_hi) * es);
+      }
     }
     publish(mine.drained, step);
   }

@@ -168,6 +168,9 @@ class NodeGroup {
   bool receives_prefix(const NodeReduction& r) const {
     return r.prefix != nullptr && (rank_ > 0 || r.inclusive);
   }
+  // Scan: whether this process's folder writes its own prefix straight
+  // into its private output (its input was staged).
+  bool writes_own_prefix(const NodeReduction& r) const;
   std::string reduce_small(const NodeReduction& r);
   std::string reduce_chunked(const NodeReduction& r);
   void fold_slice(const NodeReduction& r, int buffer, std::size_t c0, std::size_t lo,
