@@ -243,30 +243,25 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
   Direct direct;
   if (!small && info.failure == nullptr) {
     direct.in = find_allocation(r.in, bytes);
+    // Folders of other slices write an output in place while the input is
+    // still read in place: one over the input anywhere but at the same
+    // elements (reduce_scatter in place) goes through the drain instead.
+    auto clashes = [&](const Place& out, std::size_t out_bytes, std::uint64_t same_at) {
+      return direct.in.allocation >= 0 && out.allocation == direct.in.allocation &&
+             out.offset < direct.in.offset + bytes && direct.in.offset < out.offset + out_bytes &&
+             out.offset != same_at;
+    };
     if (receives_prefix(r)) {
-      // The folder reads this process's slice of the input before it
-      // writes the prefix there, so in place is fine; a prefix over the
-      // input anywhere else is not.
       direct.prefix = find_allocation(r.prefix, bytes);
-      const bool same_memory =
-          direct.prefix.allocation == direct.in.allocation && direct.prefix.allocation >= 0;
-      const bool overlaps = same_memory && direct.prefix.offset < direct.in.offset + bytes &&
-                            direct.in.offset < direct.prefix.offset + bytes;
-      if (overlaps && direct.prefix.offset != direct.in.offset) direct.prefix = {};
+      if (clashes(direct.prefix, bytes, direct.in.offset)) direct.prefix = {};
     }
     if (r.out_hi > r.out_lo && r.prefix == nullptr) {
-      direct.out = find_allocation(r.out, (r.out_hi - r.out_lo) * r.op->elem_size);
+      const std::size_t out_bytes = (r.out_hi - r.out_lo) * r.op->elem_size;
+      direct.out = find_allocation(r.out, out_bytes);
       direct.out_lo = r.out_lo;
       direct.out_hi = r.out_hi;
-      // Folders of other slices write the output while this input is
-      // still read: an output overlapping the input elsewhere than at the
-      // same elements (reduce_scatter in place) is drained after the fold.
-      const std::uint64_t in_at = direct.in.offset + r.out_lo * r.op->elem_size;
-      const bool overlaps =
-          direct.in.allocation == direct.out.allocation &&
-          direct.out.offset < direct.in.offset + bytes &&
-          direct.in.offset < direct.out.offset + (r.out_hi - r.out_lo) * r.op->elem_size;
-      if (direct.in.allocation >= 0 && overlaps && direct.out.offset != in_at) direct.out = {};
+      const std::uint64_t same_at = direct.in.offset + r.out_lo * r.op->elem_size;
+      if (clashes(direct.out, out_bytes, same_at)) direct.out = {};
     }
   }
   std::string failure = announce_and_agree(info, offers ? r.in : nullptr, offers ? bytes : 0,
