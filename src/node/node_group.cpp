@@ -242,6 +242,7 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
   const bool offers = small && info.failure == nullptr;
   Direct direct;
   if (!small && info.failure == nullptr) {
+    direct.wants_total = r.out_hi > r.out_lo;
     direct.in = find_allocation(r.in, bytes);
     // Folders of other slices write an output in place while the input is
     // still read in place: one over the input anywhere but at the same
@@ -344,19 +345,35 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
   auto inclusive = [&](int q) { return area(q).slot[s].inclusive != 0; };
   // Process 0's inclusive prefix is its input: staged, it is in place.
   if (inclusive(0)) copy_if_distinct(prefix_of(0), in(0), m * es);
+  // Without a total or an inclusive last prefix (exscan on one node) the
+  // last process's input is neither staged nor read.
+  const bool last_read = last_input_read();
   if (size_ == 1) {
-    copy_bytes(total, in(0), m * es);
+    if (last_read) copy_bytes(total, in(0), m * es);
     return;
   }
   std::byte* acc = accumulator_.data();
   std::byte* next = scratch_.data();
   copy_bytes(acc, in(0), m * es);
   for (int q = 1; q < size_; ++q) {
+    if (q + 1 == size_ && !last_read) {
+      copy_bytes(prefix_of(q), acc, m * es);
+      break;
+    }
     std::byte* upto_q = q + 1 == size_ ? total : next;
     r.op->apply(acc, in(q), upto_q, m);
     copy_bytes(prefix_of(q), inclusive(q) ? upto_q : acc, m * es);
     std::swap(acc, next);
   }
+}
+
+bool NodeGroup::last_input_read() const {
+  const int s = static_cast<int>(ops_ % 2);
+  if (area(size_ - 1).slot[s].inclusive != 0) return true;
+  for (int q = 0; q < size_; ++q) {
+    if (area(q).slot[s].direct.wants_total != 0) return true;
+  }
+  return false;
 }
 
 bool NodeGroup::writes_own_prefix(const NodeReduction& r) const {
@@ -374,6 +391,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
   ProcessArea& mine = area(rank_);
   const Direct& direct = mine.slot[ops_ % 2].direct;
   const bool direct_in = direct.in.allocation >= 0, direct_out = direct.out.allocation >= 0;
+  const bool unread_input = r.prefix != nullptr && rank_ == size_ - 1 && !last_input_read();
   bool failed = false;
   const std::size_t chunks = (r.count + per_chunk - 1) / per_chunk;
   for (std::size_t c = 0; c < chunks; ++c) {
@@ -381,7 +399,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
     const int buffer = static_cast<int>(step % 2);
     const std::size_t c0 = c * per_chunk, c1 = std::min(r.count, c0 + per_chunk);
     const std::size_t m = c1 - c0;
-    if (!direct_in) {
+    if (!direct_in && !unread_input) {
       if (step > 2) wait_all(&ProcessArea::folded, step - 2, "fold an earlier chunk");
       copy_bytes(stage(rank_, buffer), static_cast<const std::byte*>(r.in) + c0 * es, m * es);
     }

@@ -154,6 +154,9 @@ class NodeGroup {
   struct Direct {
     Place in, out, prefix;
     std::uint64_t out_lo = 0, out_hi = 0;
+    // Scan: this process receives part of the node's total (without any,
+    // the last process's input is read by nobody unless it is inclusive).
+    std::uint32_t wants_total = 0;
   };
 
   std::string announce_and_agree(const NodeCallInfo& info, const void* payload,
@@ -171,6 +174,8 @@ class NodeGroup {
   // Scan: whether this process's folder writes its own prefix straight
   // into its private output (its input was staged).
   bool writes_own_prefix(const NodeReduction& r) const;
+  // Scan: whether anybody needs the last process's input this operation.
+  bool last_input_read() const;
   std::string reduce_small(const NodeReduction& r);
   std::string reduce_chunked(const NodeReduction& r);
   void fold_slice(const NodeReduction& r, int buffer, std::size_t c0, std::size_t lo,

@@ -90,8 +90,11 @@ TEST_CASE("node reductions match a sequential loop over node ranks", "[node][con
   // Even ranks ask for inclusive prefixes, odd ones for exclusive: a team
   // mixes them when some processes hold one member and others more.
   const bool mixed = GENERATE(false, true);
+  // Without any part of the total (an exscan on one node), nobody reads
+  // the last process's input, which is then not staged.
+  const bool with_total = GENERATE(true, false);
   INFO(P << " processes, n = " << n << (in_place ? ", in place" : "")
-         << (mixed ? ", inclusive on even ranks" : ""));
+         << (mixed ? ", inclusive on even ranks" : "") << (with_total ? "" : ", prefixes only"));
   // Received: the middle third of the vector; scan prefixes: everything.
   const std::size_t lo = n / 3, hi = 2 * n / 3;
   auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
@@ -105,7 +108,7 @@ TEST_CASE("node reductions match a sequential loop over node ranks", "[node][con
       r.op = &op;
       r.out = in_place ? in.data() + lo : total.data();
       r.out_lo = lo;
-      r.out_hi = hi;
+      r.out_hi = with_total ? hi : lo;
       r.prefix = prefix.data();
       r.inclusive = mixed && rank % 2 == 0;
       std::vector<long> original = in;
@@ -117,7 +120,8 @@ TEST_CASE("node reductions match a sequential loop over node ranks", "[node][con
           all += input(q, i);
           if (q < rank || (q == rank && r.inclusive)) below += input(q, i);
         }
-        const long got = i >= lo && i < hi ? (in_place ? in[i] : total[i - lo]) : all;
+        const bool received = with_total && i >= lo && i < hi;
+        const long got = received ? (in_place ? in[i] : total[i - lo]) : all;
         if (got != all) return "element " + std::to_string(i) + ": " + std::to_string(got);
         if ((rank > 0 || r.inclusive) && prefix[i] != below) {
           return "prefix " + std::to_string(i) + ": " + std::to_string(prefix[i]);
