@@ -1,5 +1,7 @@
 // hreduce: the command-line face of the runtime.
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "src/cli/commands.hpp"
 #include "hreduce/error.hpp"
@@ -62,6 +64,14 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + (argc > 1 ? 2 : 1), argv + argc);
   const std::string command = argc > 1 ? argv[1] : "help";
   try {
+    // `hreduce bench --help` and `hreduce topo --help`: the one usage text
+    // has every command's options.
+    for (const std::string& arg : args) {
+      if ((command == "bench" || command == "topo") && (arg == "--help" || arg == "-h")) {
+        std::cout << kUsage;
+        return 0;
+      }
+    }
     if (command == "topo") return hreduce::cli::topo_command(args);
     if (command == "bench") return hreduce::cli::bench_command(args);
     if (command == "help" || command == "--help" || command == "-h") {

@@ -175,6 +175,18 @@ else
   done
 fi
 
+# --- Usage on request -----------------------------------------------------------
+for command in "bench --help" "topo --help" "bench -h" "help"; do
+  # shellcheck disable=SC2086
+  if ! "${hreduce}" ${command} >"${tmp}/usage.out" 2>&1; then
+    fail "'hreduce ${command}' exited non-zero"
+  elif ! grep -q "^usage: hreduce" "${tmp}/usage.out" || ! grep -q "^topo options:" "${tmp}/usage.out"; then
+    fail "'hreduce ${command}' did not print the usage"
+  else
+    echo "ok: 'hreduce ${command}' prints the usage"
+  fi
+done
+
 # --- Bad input: a clear message and a non-zero exit ----------------------------
 
 # expect_error PATTERN ARGS...: `hreduce bench ARGS` must exit non-zero and
