@@ -103,11 +103,11 @@ class Member {
   // --- reduce: member `root` receives x_0 ∘ … ∘ x_{p-1}; out is ignored
   //     (may be null) on other members. In place: in == out on the root.
   template <class T, class Op>
-  void reduce(const T* in, T* out, std::size_t n, const Op& op, int root) {
+  void reduce(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, int root) {
     reduce(in, out, n, op, root, default_options());
   }
   template <class T, class Op>
-  void reduce(const T* in, T* out, std::size_t n, const Op& op, int root,
+  void reduce(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, int root,
               const CollectiveOptions& options) {
     run<T>(op, detail::CollectiveKind::reduce, in, out, n, options, root);
   }
@@ -204,11 +204,11 @@ class Member {
   // --- exscan: member r > 0 receives x_0 ∘ … ∘ x_{r-1}; member 0's output
   //     is left untouched.
   template <class T, class Op>
-  void exscan(const T* in, T* out, std::size_t n, const Op& op) {
+  void exscan(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op) {
     exscan(in, out, n, op, default_options());
   }
   template <class T, class Op>
-  void exscan(const T* in, T* out, std::size_t n, const Op& op,
+  void exscan(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op,
               const CollectiveOptions& options) {
     run<T>(op, detail::CollectiveKind::exscan, in, out, n, options);
   }

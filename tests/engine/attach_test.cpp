@@ -49,3 +49,21 @@ TEST_CASE("run and attach can alternate on one team", "[engine][attach]") {
     CHECK(results == std::vector<int>(3, 3 + 3 * round));
   }
 }
+
+TEST_CASE("outputs nobody receives may be null pointers", "[engine][attach]") {
+  TeamOptions options;
+  options.members = 3;
+  Team team(options);
+  std::vector<double> root_out(5, -1), scanned(3 * 5, -1);
+  team.run([&](Member& m) {
+    std::vector<double> in(5, m.rank() + 1.0);
+    // Non-roots of a reduce and member 0 of an exscan receive nothing.
+    m.reduce(in.data(), m.rank() == 2 ? root_out.data() : nullptr, 5, op::sum, 2);
+    m.exscan(in.data(), m.rank() == 0 ? nullptr : scanned.data() + 5 * m.rank(), 5, op::sum);
+  });
+  for (int i = 0; i < 5; ++i) {
+    CHECK(root_out[i] == 6.0);
+    CHECK(scanned[5 + i] == 1.0);
+    CHECK(scanned[10 + i] == 3.0);
+  }
+}
