@@ -13,8 +13,10 @@
 namespace hreduce::detail {
 namespace {
 
-// The one place the environment is read (STYLE: overrides in one place):
-// `variable` as a count of `unit`s >= 0, or `fallback` when unset.
+// Where the engine reads the environment (HREDUCE_TIMEOUT_MS,
+// HREDUCE_SPIN_US; teams over MPI also read HREDUCE_PROCS_PER_NODE and the
+// timeout's MPI default in src/hybrid/mpi_team.cpp): `variable` as a count
+// of `unit`s >= 0, or `fallback` when unset.
 template <class Duration>
 Duration from_environment(const char* variable, const char* unit, Duration fallback) {
   const char* text = std::getenv(variable);
