@@ -242,6 +242,11 @@ class Team {
   ~Team();
   Team(const Team&) = delete;
   Team& operator=(const Team&) = delete;
+  // Movable between calls (into a std::unique_ptr, a std::vector, a member
+  // assigned later); a moved-from team may only be destroyed or assigned.
+  // Assigning over a team stops its worker threads first.
+  Team(Team&& other) noexcept;
+  Team& operator=(Team&& other) noexcept;
 
   // Members of the whole team, and of this process (they differ only for a
   // team spanning several processes).

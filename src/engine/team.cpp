@@ -37,6 +37,21 @@ Team::Team(TeamOptions options, std::unique_ptr<detail::ProcessGroup> group)
 
 Team::~Team() { workers_.reset(); }
 
+// The members' states live on the heap (TeamState), and so do the Member
+// handles (the vector's buffer moves along): workers started on them stay
+// valid.
+Team::Team(Team&& other) noexcept = default;
+
+Team& Team::operator=(Team&& other) noexcept {
+  if (this != &other) {
+    workers_.reset();  // before the state its threads use goes
+    members_ = std::move(other.members_);
+    state_ = std::move(other.state_);
+    workers_ = std::move(other.workers_);
+  }
+  return *this;
+}
+
 int Team::size() const { return state_->total_members; }
 int Team::local_size() const { return state_->size(); }
 int Team::processes() const { return state_->group ? state_->group->processes() : 1; }

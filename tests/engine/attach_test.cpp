@@ -1,6 +1,8 @@
 // Attach mode: threads the application owns become members by index.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "families.hpp"
 #include "harness.hpp"
@@ -66,4 +68,32 @@ TEST_CASE("outputs nobody receives may be null pointers", "[engine][attach]") {
     CHECK(scanned[5 + i] == 1.0);
     CHECK(scanned[10 + i] == 3.0);
   }
+}
+
+TEST_CASE("a team moves between calls", "[engine][attach]") {
+  TeamOptions options;
+  options.members = 3;
+  auto allreduce_ranks = [](Team& team) {
+    std::vector<int> out(team.size(), -1);
+    team.run([&](Member& m) {
+      int in = m.rank() + 1;
+      m.allreduce(&in, &out[m.rank()], 1, op::sum);
+    });
+    return out;
+  };
+  Team first(options);
+  CHECK(allreduce_ranks(first) == std::vector<int>{6, 6, 6});  // its workers now run
+  auto held = std::make_unique<Team>(std::move(first));
+  CHECK(allreduce_ranks(*held) == std::vector<int>{6, 6, 6});
+  std::vector<Team> teams;
+  teams.push_back(std::move(*held));
+  options.members = 2;
+  teams.emplace_back(options);
+  CHECK(allreduce_ranks(teams[0]) == std::vector<int>{6, 6, 6});
+  CHECK(allreduce_ranks(teams[1]) == std::vector<int>{3, 3});
+  Team later(options);
+  later = std::move(teams[0]);  // stops the two workers `later` had not started
+  CHECK(allreduce_ranks(later) == std::vector<int>{6, 6, 6});
+  teams[1] = std::move(later);  // stops teams[1]'s running workers first
+  CHECK(allreduce_ranks(teams[1]) == std::vector<int>{6, 6, 6});
 }

@@ -3,6 +3,7 @@
 // sequential oracle over team ranks, against MPI's own collectives for
 // integer ops, bitwise agreement across processes, and the faults.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <mpi.h>
 
 #include <cstdlib>
@@ -296,4 +297,17 @@ TEST_CASE("a long allreduce runs pipelined and equals MPI_Allreduce", "[mpi]") {
   bool ok = true;
   for (const auto& o : out) ok &= o == expected;
   CHECK(everywhere(ok));
+}
+
+TEST_CASE("a team over MPI moves into a unique_ptr and keeps working", "[mpi]") {
+  auto team = std::make_unique<Team>(make_team(2));
+  Team moved = std::move(*team);
+  team.reset();
+  const int p = moved.size();
+  std::vector<long> out(moved.local_size(), -1);
+  moved.run([&](Member& m) {
+    const long in = m.rank() + 1;
+    m.allreduce(&in, &out[m.rank() - moved.member(0).rank()], 1, op::sum);
+  });
+  for (long got : out) CHECK(got == static_cast<long>(p) * (p + 1) / 2);
 }
