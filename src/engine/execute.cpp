@@ -108,6 +108,7 @@ std::string message(const Parts&... parts) {
     return call.step->relayed_failure;
   }
   if (is_internal(call.kind)) return {};
+  if (!options_valid(*call.options)) return options_problem(*call.options);
   if (call.kind == CollectiveKind::reduce && (call.root < 0 || call.root >= size)) {
     return message("root ", call.root, " is outside 0..", size - 1);
   }

@@ -73,6 +73,23 @@ std::vector<int> pus_for_group(const Topology& topology, const ProcessGroup& gro
 
 }  // namespace
 
+std::string options_problem(const CollectiveOptions& o) {
+  if (options_valid(o)) return {};
+  if (o.algorithm != Algorithm::automatic && o.algorithm != Algorithm::tree &&
+      o.algorithm != Algorithm::sliced) {
+    return "options.algorithm is " + std::to_string(static_cast<int>(o.algorithm)) +
+           ", not automatic, tree or sliced";
+  }
+  if (static_cast<unsigned>(o.tree) > static_cast<unsigned>(TreeShape::chain)) {
+    return "options.tree is " + std::to_string(static_cast<int>(o.tree)) +
+           ", not one of hierarchical, binomial, knomial, binary, flat, chain";
+  }
+  if (o.radix < 2) return "options.radix is " + std::to_string(o.radix) + ", expected >= 2";
+  if (o.chunk_bytes < 1) return "options.chunk_bytes is 0, expected >= 1";
+  return "options.tree_min_members is " + std::to_string(o.tree_min_members) +
+         ", expected >= 1";
+}
+
 TeamState::~TeamState() = default;
 
 TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_group)
@@ -83,6 +100,9 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
   if (options.members < 0) {
     throw Error("Team: members must be >= 0 (0 = one per core), got " +
                 std::to_string(options.members));
+  }
+  if (const std::string problem = options_problem(options.collectives); !problem.empty()) {
+    throw Error("Team: TeamOptions::collectives: " + problem);
   }
   const int p = options.members > 0 ? options.members : default_member_count(topology);
   placement = group ? place(topology, p, options.placement, pus_for_group(topology, *group))

@@ -19,6 +19,16 @@
 
 namespace hreduce::detail {
 
+// What is wrong with collective options ("" when nothing): checked when a
+// team is built (its defaults) and when a call starts (the call's).
+std::string options_problem(const CollectiveOptions& options);
+inline bool options_valid(const CollectiveOptions& o) {
+  return (o.algorithm == Algorithm::automatic || o.algorithm == Algorithm::tree ||
+          o.algorithm == Algorithm::sliced) &
+         (static_cast<unsigned>(o.tree) <= static_cast<unsigned>(TreeShape::chain)) &
+         (o.radix >= 2) & (o.chunk_bytes >= 1) & (o.tree_min_members >= 1);
+}
+
 // Control words written by different members sit on their own cache lines
 // (and 128-byte pairs, for CPUs that prefetch lines two at a time).
 inline constexpr std::size_t kControlAlign = 128;

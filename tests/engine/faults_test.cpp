@@ -311,8 +311,43 @@ TEST_CASE("bad arguments fail on every member before data moves", "[engine][nega
     });
     check_all(messages, {"member 0", "out has 4 elements but 8 are needed"});
   }
+  SECTION("options out of range on one member") {
+    struct Bad {
+      const char* what;
+      void (*spoil)(CollectiveOptions&);
+    };
+    for (const Bad& bad : {
+             Bad{"options.chunk_bytes is 0", [](CollectiveOptions& o) { o.chunk_bytes = 0; }},
+             Bad{"options.tree_min_members is 0",
+                 [](CollectiveOptions& o) { o.tree_min_members = 0; }},
+             Bad{"options.radix is 1", [](CollectiveOptions& o) { o.radix = 1; }},
+             Bad{"options.algorithm is 7",
+                 [](CollectiveOptions& o) { o.algorithm = static_cast<Algorithm>(7); }},
+             Bad{"options.tree is 9", [](CollectiveOptions& o) { o.tree = static_cast<TreeShape>(9); }},
+         }) {
+      auto messages = errors_on(team, [&](Member& m) {
+        std::vector<double> x(8, 1);
+        CollectiveOptions options;
+        if (m.rank() == 3) bad.spoil(options);
+        m.allreduce(x.data(), out[m.rank()].data(), 8, op::sum, options);
+      });
+      check_all(messages, {"member 3", bad.what});
+    }
+  }
   untouched();
   check_usable(team);
+}
+
+TEST_CASE("a team's default options out of range are refused when it is built",
+          "[engine][negative]") {
+  TeamOptions options;
+  options.members = 2;
+  options.collectives.chunk_bytes = 0;
+  CHECK_THROWS_WITH(Team(options), Catch::Contains("TeamOptions::collectives") &&
+                                       Catch::Contains("options.chunk_bytes is 0"));
+  options.collectives.chunk_bytes = 4096;
+  options.collectives.tree_min_members = -1;
+  CHECK_THROWS_WITH(Team(options), Catch::Contains("options.tree_min_members is -1"));
 }
 
 TEST_CASE("a member that never arrives times out the others", "[engine][negative]") {
