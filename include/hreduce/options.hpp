@@ -21,7 +21,7 @@ namespace hreduce {
 //               of at most `tree_max_bytes` per member, sliced otherwise.
 //               With few members the sliced algorithm's one round of
 //               parallel reads beats the tree's chain of hops even for 8 B
-//               (measured: README, "Choosing the algorithm").
+//               (measured: docs/design.md, "Choosing the algorithm").
 enum class Algorithm { automatic, tree, sliced };
 
 // The tree used by Algorithm::tree.
