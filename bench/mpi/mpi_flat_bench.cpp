@@ -244,10 +244,7 @@ bool run_case(Team* team, cmp::Collective collective, std::size_t bytes, const S
     r.op = cmp::Element<T>::op;
     r.members = p;
     r.bytes_per_member = count * sizeof(T);
-    r.median_seconds = s.median;
-    r.gbps = moved / s.median / 1e9;
-    r.spread = s.spread();
-    r.samples = s.samples;
+    cmp::set_timing(r, s, moved);
     records.push_back(r);
   }
   std::printf("%-21s %-10s %8s %11.2f %11.2f %8.2f %8.2f %9.2f  %s\n",

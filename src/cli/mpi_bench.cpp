@@ -247,10 +247,7 @@ cmp::Record record(Collective kind, const char* implementation, const cmp::Summa
   r.op = cmp::Element<double>::op;
   r.members = p;
   r.bytes_per_member = n * sizeof(double);
-  r.median_seconds = s.median;
-  r.gbps = s.median > 0 ? moved_bytes(kind, p, n) / s.median / 1e9 : 0;
-  r.spread = s.spread();
-  r.samples = s.samples;
+  cmp::set_timing(r, s, moved_bytes(kind, p, n));
   return r;
 }
 

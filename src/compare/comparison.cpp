@@ -41,10 +41,7 @@ CaseResult measure(Team& team, const Case& c, const std::vector<Implementation>&
     r.op = Element<T>::op;
     r.members = p;
     r.bytes_per_member = problem.count * sizeof(T);
-    r.median_seconds = summaries[i].median;
-    r.gbps = summaries[i].median > 0 ? problem.moved_bytes() / summaries[i].median / 1e9 : 0;
-    r.spread = summaries[i].spread();
-    r.samples = summaries[i].samples;
+    set_timing(r, summaries[i], problem.moved_bytes());
     result.records.push_back(std::move(r));
   }
   return result;

@@ -34,6 +34,13 @@ int calibrate(Runner& runner, const SamplingOptions& options) {
 
 }  // namespace
 
+void set_timing(Record& record, const Summary& summary, double moved_bytes) {
+  record.median_seconds = summary.median;
+  record.gbps = summary.median > 0 ? moved_bytes / summary.median / 1e9 : 0;
+  record.spread = summary.spread();
+  record.samples = summary.samples;
+}
+
 Summary summarize(std::vector<double> per_call_seconds) {
   Summary s;
   if (per_call_seconds.empty()) return s;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "src/compare/record.hpp"
 #include "src/compare/runner.hpp"
 
 namespace hreduce::detail::compare {
@@ -32,5 +33,9 @@ std::vector<Summary> sample_interleaved(const std::vector<Runner*>& runners,
                                         const SamplingOptions& options);
 
 Summary summarize(std::vector<double> per_call_seconds);
+
+// A record's timing fields from a summary; `moved_bytes`: the whole team's
+// input and output bytes of one call.
+void set_timing(Record& record, const Summary& summary, double moved_bytes);
 
 }  // namespace hreduce::detail::compare

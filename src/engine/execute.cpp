@@ -103,12 +103,16 @@ std::string message(const Parts&... parts) {
 // This member's own argument errors; empty when fine. The fine path builds
 // no strings: it runs on every call (inline: out of line it cost 100
 // instructions a call, a fifth of a one-member call).
-[[gnu::always_inline]] inline std::string local_problem(const Call& call, int rank, int size) {
+// `team_options`: the team's defaults, validated when it was built.
+[[gnu::always_inline]] inline std::string local_problem(const Call& call, int rank, int size,
+                                                        const CollectiveOptions& team_options) {
   if (call.step != nullptr && call.step->relayed_failure != nullptr) {
     return call.step->relayed_failure;
   }
   if (is_internal(call.kind)) return {};
-  if (!options_valid(*call.options)) return options_problem(*call.options);
+  if (call.options != &team_options && !options_valid(*call.options)) {
+    return options_problem(*call.options);
+  }
   if (call.kind == CollectiveKind::reduce && (call.root < 0 || call.root >= size)) {
     return message("root ", call.root, " is outside 0..", size - 1);
   }
@@ -426,7 +430,7 @@ void execute(MemberState& me, const Call& call) {
 
   const int size = ctx.size();
   Announcement& mine = ctx.controls[me.rank].announce[slot];
-  const std::string problem = local_problem(call, me.rank, size);
+  const std::string problem = local_problem(call, me.rank, size, team.options.collectives);
   if (!problem.empty()) team.record_error(seq, me.rank, problem);
   mine.invalid = !problem.empty();
   const ProcessStep& step = step_of(call);

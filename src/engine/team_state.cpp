@@ -8,27 +8,11 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/schedule.hpp"
+#include "src/engine/environment.hpp"
 #include "src/engine/process_group.hpp"
 
 namespace hreduce::detail {
 namespace {
-
-// Where the engine reads the environment (HREDUCE_TIMEOUT_MS,
-// HREDUCE_SPIN_US; teams over MPI also read HREDUCE_PROCS_PER_NODE and the
-// timeout's MPI default in src/hybrid/mpi_team.cpp): `variable` as a count
-// of `unit`s >= 0, or `fallback` when unset.
-template <class Duration>
-Duration from_environment(const char* variable, const char* unit, Duration fallback) {
-  const char* text = std::getenv(variable);
-  if (text == nullptr || *text == '\0') return fallback;
-  char* end = nullptr;
-  const long long value = std::strtoll(text, &end, 10);
-  if (*end != '\0' || value < 0) {
-    throw Error(std::string("Team: ") + variable + " must be a number of " + unit +
-                " >= 0, got '" + text + "'");
-  }
-  return Duration(value);
-}
 
 std::atomic<std::uint64_t> pool_growths{0};
 
@@ -95,7 +79,8 @@ TeamState::~TeamState() = default;
 TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_group)
     : options(std::move(opts)),
       topology(options.topology ? *options.topology : Topology::discover()),
-      timeout(from_environment("HREDUCE_TIMEOUT_MS", "milliseconds", options.timeout)),
+      timeout(duration_from_environment("Team", "HREDUCE_TIMEOUT_MS", "milliseconds",
+                                        options.timeout)),
       group(std::move(process_group)) {
   if (options.members < 0) {
     throw Error("Team: members must be >= 0 (0 = one per core), got " +
@@ -128,7 +113,7 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
     waiting.keep_polling = kKeepPollingAlone;
   }
   waiting.keep_polling =
-      from_environment("HREDUCE_SPIN_US", "microseconds", waiting.keep_polling);
+      duration_from_environment("Team", "HREDUCE_SPIN_US", "microseconds", waiting.keep_polling);
   members_may_run_ahead = options.run_ahead && p > 1;
   controls_ = std::make_unique<MemberControl[]>(p);
   for (int r = 0; r < p; ++r) {

@@ -7,6 +7,7 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/mpi.hpp"
+#include "src/engine/environment.hpp"
 #include "src/hybrid/process_group.hpp"
 #include "src/transport/mpi_channel.hpp"
 
@@ -86,16 +87,8 @@ std::vector<int> discover_nodes(detail::MpiChannel& channel, int k) {
 // TeamOptions::timeout as the engine will apply it (HREDUCE_TIMEOUT_MS
 // overrides it there too), with the cross-process default for zero.
 std::chrono::milliseconds effective_timeout(const TeamOptions& options, const MpiTeamOptions& mpi) {
-  std::chrono::milliseconds timeout = options.timeout;
-  if (const char* text = std::getenv("HREDUCE_TIMEOUT_MS"); text != nullptr && *text != '\0') {
-    char* end = nullptr;
-    const long long value = std::strtoll(text, &end, 10);
-    if (*end != '\0' || value < 0) {
-      throw Error(std::string("make_mpi_team: HREDUCE_TIMEOUT_MS must be a number of milliseconds "
-                              ">= 0, got '") + text + "'");
-    }
-    timeout = std::chrono::milliseconds(value);
-  }
+  const auto timeout = detail::duration_from_environment("make_mpi_team", "HREDUCE_TIMEOUT_MS",
+                                                         "milliseconds", options.timeout);
   return timeout.count() > 0 ? timeout : mpi.default_timeout;
 }
 
