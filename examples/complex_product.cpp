@@ -1,4 +1,4 @@
-// SPEC.md's example: the product of 100 complex numbers per member, reduced
+// docs/spec.md's example: the product of 100 complex numbers per member, reduced
 // with a user op that multiplies (a.re·b.re − a.im·b.im, a.re·b.im + a.im·b.re).
 // Run: bazel run //examples:complex_product
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Reduction operators: the twelve predefined ops of SPEC.md and user-defined
+// Reduction operators: the twelve predefined ops of docs/spec.md and user-defined
 // ops made with make_op.
 //
 // Operand order. Every op is called as op(a, b) where `a` is the operand of
@@ -7,7 +7,7 @@
 // is the whole point, so the runtime keeps it everywhere.
 //
 // Type checking. Each predefined op has a compile-time row `accepts<T>`
-// (SPEC.md's table). Applying an op to a type outside its row instantiates
+// (docs/spec.md's table). Applying an op to a type outside its row instantiates
 // detail::op_type_check<Op, T>, whose static_assert fails; GCC then prints
 // "op_type_check<hreduce::op::band_t, double>" in the error context, naming
 // both the op and the type. The ReductionOp concept exposes the same table

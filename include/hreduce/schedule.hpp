@@ -1,6 +1,6 @@
 // Logical topologies: a reduction algorithm as a set of triples
 // ⟨sender, step, receiver⟩ — "at time step `step`, `sender` sends its
-// partial result to `receiver`" (SPEC.md, "Algorithms").
+// partial result to `receiver`" (docs/spec.md, "Algorithms").
 //
 // A valid schedule has one root (no successor); every other member has
 // exactly one successor; time steps strictly increase along every path to the

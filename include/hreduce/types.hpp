@@ -1,5 +1,5 @@
 // Element types and the categories the predefined ops are defined on
-// (SPEC.md, "Predefined ops and the types they accept").
+// (docs/spec.md, "Predefined ops and the types they accept").
 //
 // Categories are closed lists of exact types, not std::is_integral: plain
 // `char` (whose signedness is the platform's choice), `bool`, `wchar_t` and

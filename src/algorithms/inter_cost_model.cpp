@@ -1,6 +1,6 @@
 // Choosing an inter-process algorithm from the α–β cost model: a message of
 // m bytes costs α + mβ, every algorithm's time is a count of start-ups plus
-// a count of bytes on the critical path (the formulas of SPEC.md and of each
+// a count of bytes on the critical path (the formulas of docs/spec.md and of each
 // algorithm file), and the cheapest candidate wins. No thresholds live here:
 // moving the crossover means changing α or β, which can be measured.
 //

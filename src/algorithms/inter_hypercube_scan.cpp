@@ -1,4 +1,4 @@
-// Hypercube prefix (SPEC.md, "Algorithms"), for any P. Each member keeps its
+// Hypercube prefix (docs/spec.md, "Algorithms"), for any P. Each member keeps its
 // `result` and an outgoing `msg`, both starting as its own x. In the step
 // with mask = 1, 2, 4, … < P it swaps msg with partner = rank XOR mask (when
 // that member exists) and then

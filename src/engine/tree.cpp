@@ -1,5 +1,5 @@
 // Tree reduce and allreduce in shared memory: the generic executor of a
-// logical topology (SPEC.md, "Algorithms") where a "message" is a pointer.
+// logical topology (docs/spec.md, "Algorithms") where a "message" is a pointer.
 //
 // After the arrive barrier every member's input is visible, so a leaf has
 // nothing to do: its parent reads the leaf's input in place. A member with
@@ -80,7 +80,7 @@ const void* combine_subtree(const CallContext& ctx, const TreePlan& plan, void* 
     }
     if (ctx.team.error_seq.load(std::memory_order_relaxed) == ctx.seq) continue;
     try {
-      // The lower rank is the left operand (SPEC: rank order).
+      // The lower rank is the left operand (docs/spec.md: rank order).
       if (child < rank) {
         ctx.call.op.apply(received, partial, accumulator, n);
       } else {

@@ -1,4 +1,4 @@
-// Schedule::validate: the structural rules of SPEC.md ("Algorithms") plus,
+// Schedule::validate: the structural rules of docs/spec.md ("Algorithms") plus,
 // for non-commutative ops, rank contiguity of every combine.
 #include <algorithm>
 #include <set>

@@ -1,5 +1,5 @@
 // Memory placed on one NUMA node, for buffers that the threads of that node
-// read and write most (SPEC: "buffers placed on the NUMA node of the threads
+// read and write most (docs/spec.md: "buffers placed on the NUMA node of the threads
 // that touch them").
 #pragma once
 

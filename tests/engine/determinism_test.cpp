@@ -1,5 +1,5 @@
 // Run-to-run and member-to-member bitwise determinism with floating point,
-// where the combination order changes the bits (SPEC.md, "Determinism").
+// where the combination order changes the bits (docs/spec.md, "Determinism").
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <random>

@@ -65,7 +65,7 @@ inline double unit_factor(int m, std::size_t i) {  // ±1, ±2, ±0.5: exact pro
   return f[small(m, i, 7)];
 }
 
-// Calls fn(family) for every family of the sweep (SPEC's op families over
+// Calls fn(family) for every family of the sweep (docs/spec.md's op families over
 // int32, int64, uint8, float, double, complex<double>, a MINLOC pair and a
 // user struct).
 template <class Fn>

@@ -105,7 +105,7 @@ class CollectiveCheck {
     }
   }
 
-  // Empty when every member got what SPEC.md says; else the first problem.
+  // Empty when every member got what docs/spec.md says; else the first problem.
   // A process of a multi-process team checks its own members [first, last).
   std::string verify(int first = 0, int last = -1) const {
     const std::vector<T>& total = prefix_[p_ - 1];

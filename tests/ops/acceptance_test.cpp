@@ -1,4 +1,4 @@
-// Conformance: SPEC.md's table of predefined ops and accepted element types,
+// Conformance: docs/spec.md's table of predefined ops and accepted element types,
 // checked at compile time, row by row, plus the notable exclusions. The
 // run-time test case only exists so that the binary has something to report.
 #include <complex>

@@ -1,6 +1,6 @@
 // Conformance: every predefined op on every element type its row accepts,
 // through combine (all aliasing cases) and reduce_local, against an oracle
-// written here from SPEC.md's definitions without calling the op.
+// written here from docs/spec.md's definitions without calling the op.
 #include <algorithm>
 #include <complex>
 #include <cstddef>
@@ -153,7 +153,7 @@ TEMPLATE_LIST_TEST_CASE("every predefined op accepting T agrees with a plain loo
         (one(op_and_oracle), ...);
       },
       kOpsWithOracles);
-  // Rows per category (SPEC.md): integers 10 ops (all but maxloc/minloc),
+  // Rows per category (docs/spec.md): integers 10 ops (all but maxloc/minloc),
   // floating 4, complex 2, bool 3, std::byte 3, pairs 2.
   using T = TestType;
   const int expected = hreduce::is_integer_v<T>        ? 10

@@ -1,4 +1,4 @@
-// Conformance: the corner cases SPEC.md pins down — integer wrap-around,
+// Conformance: the corner cases docs/spec.md pins down — integer wrap-around,
 // NaN and infinity under max/min, logical ops on arbitrary nonzero values,
 // bitwise ops on bytes, and MAXLOC/MINLOC tie-breaking. Each is checked on a
 // single element and on a long vector, because the vectorized loop body and
@@ -228,7 +228,7 @@ TEMPLATE_TEST_CASE("maxloc/minloc: larger/smaller value wins, ties go to the low
     }
 }
 
-// SPEC.md's typical use: each member finds its local minimum and position,
+// docs/spec.md's typical use: each member finds its local minimum and position,
 // encodes index = rank * LEN + position, the team reduces with MINLOC, and the
 // result decodes to the lowest rank holding the global minimum. The team is
 // simulated: its members' pairs are folded with reduce_local in rank order and

@@ -1,7 +1,7 @@
 // Conformance: user-defined ops. The non-commutative 2x2 matrix product
 // (integers mod 2^64, so every result is exact and comparable bit for bit)
 // shows that combine keeps `a` as the left operand in every aliasing case and
-// in both function forms; the complex product is SPEC.md's example.
+// in both function forms; the complex product is docs/spec.md's example.
 #include <complex>
 #include <cstddef>
 #include <cstdint>
