@@ -8,7 +8,7 @@
 //   #pragma omp parallel                      // or: threads you already have
 //   { team.member(omp_get_thread_num()).allreduce(in, out, n, hreduce::op::sum); }
 //
-// Semantics are SPEC.md's: team rank order for every rank-order rule, n = 0
+// Semantics are docs/spec.md's: team rank order for every rank-order rule, n = 0
 // legal, in place by passing the same buffer as input and output, bitwise
 // identical allreduce results on all members, the same bits run after run.
 // Every member calls the same collectives in the same order with matching
@@ -79,7 +79,9 @@ struct TeamOptions {
   // instead of each waiting for a cross-core exchange. An error in such a
   // call reaches that member only at its next call, and leaves the team
   // unusable; false: every call waits for every member, and errors are
-  // reported in the call that caused them.
+  // reported in the call that caused them. Across the processes of a node
+  // (make_mpi_team), processes that only contribute to a reduce or scan of
+  // at most 512 bytes per process run ahead the same way (docs/mpi.md).
   bool run_ahead = true;
 };
 
@@ -87,7 +89,7 @@ struct TeamOptions {
 // one thread at a time.
 class Member {
  public:
-  // Team rank, ordered by (process rank, thread index): SPEC.md's rank for
+  // Team rank, ordered by (process rank, thread index): docs/spec.md's rank for
   // every rank-order rule.
   int rank() const;
   // Members of the whole team, over all processes.

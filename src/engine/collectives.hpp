@@ -47,6 +47,11 @@ struct CallContext {
 // The shared-memory collective among this process's members (execute.cpp);
 // a multi-process team composes its collectives from these.
 void execute_local(MemberState& me, const Call& call);
+// The argument errors of member `rank` of a team of `size` in `call`, as
+// execute_local checks them; empty when fine. `team_options`: the team's
+// defaults, validated when it was built.
+std::string member_problem(const Call& call, int rank, int size,
+                           const CollectiveOptions& team_options);
 
 // Whether this reduce or allreduce goes down the tree on `size` members.
 inline bool wants_tree(const Call& call, int size) {

@@ -412,6 +412,11 @@ void CallContext::throw_if_failed() const {
               ", member " + std::to_string(me.rank) + "): the op threw: " + team.errors_of(seq));
 }
 
+std::string member_problem(const Call& call, int rank, int size,
+                           const CollectiveOptions& team_options) {
+  return local_problem(call, rank, size, team_options);
+}
+
 void execute(MemberState& me, const Call& call) {
   if (me.team.group) {
     me.team.group->execute(me, call);

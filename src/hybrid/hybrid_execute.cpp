@@ -25,8 +25,10 @@
 // same message on every member of every process.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <string>
+#include <typeinfo>
 
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
@@ -109,10 +111,22 @@ struct GuardedOp {
   }
 };
 
-// Type identity that holds across processes: the mangled names.
+// Type identity that holds across processes: the mangled names. A lambda
+// op's name runs to a hundred characters, and hashing it on every call was
+// a fifth of a small call's own time (perf): each thread keeps the last few.
 std::uint64_t name_hash(const std::type_info* type) {
+  struct Seen {
+    const std::type_info* type = nullptr;
+    std::uint64_t hash = 0;
+  };
+  thread_local Seen seen[4];
+  Seen& entry = seen[(reinterpret_cast<std::uintptr_t>(type) >> 4) % 4];
+  if (entry.type == type && type != nullptr) return entry.hash;
   std::uint64_t h = 1469598103934665603ull;
-  for (const char* c = type ? type->name() : ""; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  for (const char* c = type ? type->name() : ""; *c; ++c) {
+    h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  }
+  entry = {type, h};
   return h;
 }
 
@@ -126,6 +140,7 @@ class HybridCall {
   }
 
   void run() {
+    if (group_.node() != nullptr && alone_on_one_node()) return;
     check_arguments();
     if (group_.node() != nullptr) {
       run_with_node_level();
@@ -673,6 +688,63 @@ class HybridCall {
   // local step only checks them.
   bool alone() const { return me_.team.size() == 1; }
 
+  // A process of one member on a single node, in a collective whose node
+  // operation takes the member's own buffers: the same node operation as
+  // below, without the two local steps around it (checking the arguments
+  // and handing the result and any failure to the process's members),
+  // which cost a small call more than the node operation itself (perf,
+  // docs/performance.md). Returns false where the general path must run.
+  bool alone_on_one_node() {
+    const CollectiveKind kind = call_.kind;
+    if (!alone() || group_.multi_node() || me_.team.broken.load(std::memory_order_relaxed)) {
+      return false;
+    }
+    if (kind != CollectiveKind::allreduce && kind != CollectiveKind::reduce &&
+        kind != CollectiveKind::scan && kind != CollectiveKind::exscan) {
+      return false;
+    }
+    const std::string problem =
+        member_problem(call_, me_.global_rank, total(), me_.team.options.collectives);
+    if (!problem.empty()) {
+      problem_ = std::string(to_string(kind)) + ": member " + std::to_string(me_.global_rank) +
+                 ": " + problem;
+    }
+    if (kind == CollectiveKind::allreduce && pipelined()) return false;
+    local_failure_ = problem_;
+    NodeReduction r;
+    r.in = call_.in;
+    r.count = problem_.empty() ? call_.count : 0;
+    r.op = &call_.op;
+    r.may_run_ahead = true;
+    switch (kind) {
+      case CollectiveKind::allreduce:
+        r.out = call_.out;
+        r.out_hi = r.count;
+        break;
+      case CollectiveKind::reduce:
+        r.out = call_.out;
+        r.out_hi = problem_.empty() && call_.root == me_.global_rank ? r.count : 0;
+        break;
+      default:
+        r.prefix = call_.out;
+        r.inclusive = kind == CollectiveKind::scan;
+        break;
+    }
+    on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
+    // The node's processes with more members hold one more round for a
+    // combine that may throw (node_level_scan): keep in step.
+    if ((kind == CollectiveKind::scan || kind == CollectiveKind::exscan) && call_.op.may_throw &&
+        failure_.empty()) {
+      node_status_round("");
+    }
+    if (me_.team.broken.load(std::memory_order_relaxed)) {
+      throw Error(std::string(to_string(kind)) + ": member " + std::to_string(me_.global_rank) +
+                  ": the team is no longer usable: " + me_.team.broken_reason());
+    }
+    if (!failure_.empty()) throw Error(failure_);
+    return true;
+  }
+
   void node_level_allreduce() {
     const std::size_t n = call_.count;
     Call c = base(CollectiveKind::reduce);
@@ -698,6 +770,8 @@ class HybridCall {
       const bool receives =
           group_.multi_node() ? node_first() : layout_.process == steps.root_process;
       r.out_hi = receives ? steps.n : 0;
+      // Several nodes: the node's answer follows in a broadcast that waits.
+      r.may_run_ahead = !group_.multi_node();
       on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
       // Several nodes: the root's node gets the result and hands it down.
       const bool root_here = group_.node_index() == root_node;
@@ -778,6 +852,7 @@ class HybridCall {
     r.op = &call_.op;
     r.prefix = call_.out;
     r.inclusive = !exclusive;
+    r.may_run_ahead = true;
     on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
     // The node's other processes, with more members, hold one more round
     // for a combine that may throw (node_level_scan): keep in step.

@@ -134,6 +134,7 @@ Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTea
   inter.pipeline_chunk_bytes = mpi.pipeline_chunk_bytes;
   inter.node_shared_memory = mpi.shared_memory;
   inter.node_chunk_bytes = mpi.node_chunk_bytes;
+  inter.node_run_ahead = options.run_ahead;
   inter.timeout = effective_timeout(options, mpi);
   options.timeout = inter.timeout;
   channel->set_timeout(inter.timeout);

@@ -102,7 +102,7 @@ void InterProcessGroup::build_node_level() {
       size > 1 ? SharedSegment::for_node(node_channel, bytes) : SharedSegment::anonymous(bytes);
   node_ = std::make_unique<NodeGroup>(std::move(segment), node_channel.rank(), size, mine.front(),
                                       options_.node_chunk_bytes, options_.timeout,
-                                      members_on_node > node_cpus());
+                                      members_on_node > node_cpus(), options_.node_run_ahead);
   if (multi_node() && mine.front() == layout_.process) {
     leaders_channel_ = std::make_unique<SubChannel>(*channel_, leaders);
   }

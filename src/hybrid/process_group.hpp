@@ -51,6 +51,9 @@ struct InterOptions {
   // holds more than one process.
   bool node_shared_memory = true;
   std::size_t node_chunk_bytes = kNodeChunkBytes;
+  // A process that only contributes to a small node reduction may return
+  // without waiting (TeamOptions::run_ahead; node_group.hpp).
+  bool node_run_ahead = true;
   // How long a process waits for another of its node (zero: forever; a
   // process that dies is noticed regardless).
   std::chrono::milliseconds timeout{0};

@@ -9,6 +9,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/hash.hpp"
 #include "src/node/shared_wait.hpp"
 
 namespace hreduce::detail {
@@ -18,12 +19,14 @@ namespace hreduce::detail {
 struct NodeGroup::Slot {
   std::atomic<std::uint64_t> seq{0};  // = operation number once the rest is written
   std::uint64_t signature = 0;
+  std::uint64_t digest = 0;  // of the process's signatures before this operation
   std::uint32_t failed = 0;
   std::uint32_t payload_bytes = 0;
   // Scan: this process wants x_0 ∘ … ∘ x_q, not … ∘ x_{q-1}. Processes of
   // one team may differ (one alone in its process takes the node's
   // inclusive prefix as its result), and another process folds its slice.
   std::uint32_t inclusive = 0;
+  std::uint32_t ran_ahead = 0;  // the process returned without waiting
   alignas(16) std::byte short_payload[16];
   // Buffers in memory from NodeGroup::allocate: the folders read this
   // process's input and write its output there, skipping stage and drain
@@ -47,7 +50,7 @@ struct NodeGroup::Slot {
 };
 
 struct alignas(128) NodeGroup::ProcessArea {
-  Slot slot[2];
+  Slot slot[kNodeSlots];
   alignas(128) std::atomic<std::uint64_t> staged{0};
   alignas(128) std::atomic<std::uint64_t> folded{0};
   alignas(128) std::atomic<std::uint64_t> drained{0};
@@ -59,8 +62,15 @@ struct alignas(128) NodeGroup::ProcessArea {
   char description[256] = {};
 };
 
+struct NodeGroup::Header {
+  SharedSleepers sleepers;
+  // 0; 1 while the first process to find the node broken writes why; 2.
+  alignas(128) std::atomic<std::uint32_t> broken{0};
+  char broken_text[1024] = {};
+};
+
 struct NodeGroup::Layout {
-  static constexpr std::size_t kHeader = sizeof(SharedSleepers);
+  static constexpr std::size_t kHeader = sizeof(Header);
   static std::size_t areas() { return kHeader; }
   static std::size_t stages(int P) {
     const std::size_t end = kHeader + P * sizeof(ProcessArea);
@@ -98,7 +108,8 @@ std::size_t NodeGroup::segment_bytes(int processes, std::size_t chunk_bytes) {
 }
 
 NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_process,
-                     std::size_t chunk_bytes, std::chrono::milliseconds timeout, bool crowded)
+                     std::size_t chunk_bytes, std::chrono::milliseconds timeout, bool crowded,
+                     bool run_ahead)
     : segment_(std::move(segment)),
       rank_(rank),
       size_(size),
@@ -107,8 +118,10 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
       timeout_(timeout),
       spins_(crowded ? kSpinsShared : kSpinsAlone),
       keep_polling_(crowded ? std::chrono::microseconds(0) : std::chrono::microseconds(1000)),
+      run_ahead_(run_ahead && size > 1),
       accumulator_(chunk_),
       scratch_(chunk_) {
+  std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
   if (segment_.size() < segment_bytes(size, chunk_bytes)) {
     throw Error("node level: the segment has " + std::to_string(segment_.size()) + " bytes, but " +
                 std::to_string(size) + " processes need " +
@@ -134,17 +147,21 @@ std::byte* NodeGroup::stage(int rank, int buffer) const {
 
 std::byte* NodeGroup::result(int buffer) const { return stage(size_, 0) + buffer * chunk_; }
 
-void NodeGroup::publish(std::atomic<std::uint64_t>& word, std::uint64_t value) {
-  auto* sleepers = static_cast<SharedSleepers*>(segment_.data());
-  shared_publish(word, value, *sleepers);
+NodeGroup::Header& NodeGroup::header() const { return *static_cast<Header*>(segment_.data()); }
+
+void NodeGroup::publish(std::atomic<std::uint64_t>& word, std::uint64_t value) const {
+  shared_publish(word, value, header().sleepers);
 }
 
 void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                      const char* what) const {
-  auto* sleepers = static_cast<SharedSleepers*>(segment_.data());
   const int pid = area(rank).pid.load(std::memory_order_relaxed);
-  switch (shared_wait_at_least(word, target, deadline_, *sleepers, spins_, keep_polling_, pid)) {
+  switch (shared_wait_at_least(word, target, deadline_, header().sleepers, spins_, keep_polling_,
+                               pid)) {
     case WaitResult::reached:
+      // A process that broke the node set its words to their end: what we
+      // waited for may never have been written.
+      check_broken();
       return;
     case WaitResult::peer_died:
       throw Error(std::string(to_string(kind_)) + ": process " +
@@ -165,15 +182,73 @@ void NodeGroup::wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uin
   }
 }
 
+void NodeGroup::check_broken() const {
+  Header& h = header();
+  if (h.broken.load(std::memory_order_acquire) == 0) [[likely]] return;
+  // The process that broke the node is writing why; it takes microseconds
+  // (unless it died meanwhile: then go on with what it wrote).
+  for (int i = 0; i < (1 << 22) && h.broken.load(std::memory_order_acquire) != 2; ++i) {
+    cpu_relax();
+  }
+  abandon();
+  throw Error(std::string(to_string(kind_)) + ": the team is no longer usable: " +
+              std::string(h.broken_text, strnlen(h.broken_text, sizeof h.broken_text)));
+}
+
+void NodeGroup::break_node(const std::string& text) const {
+  Header& h = header();
+  std::uint32_t expected = 0;
+  if (h.broken.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    copy_text(h.broken_text, sizeof h.broken_text, text.c_str());
+    h.broken.store(2, std::memory_order_release);
+  }
+  abandon();
+  throw Error(text);
+}
+
+void NodeGroup::abandon() const {
+  // After `broken`, so that whoever sees one of these words also sees it.
+  ProcessArea& mine = area(rank_);
+  constexpr std::uint64_t kEnd = ~std::uint64_t{0};
+  for (Slot& slot : mine.slot) publish(slot.seq, kEnd);
+  publish(mine.staged, kEnd);
+  publish(mine.folded, kEnd);
+  publish(mine.drained, kEnd);
+}
+
+void NodeGroup::wait_for_slot(std::uint64_t op) {
+  if (op < kNodeSlots) return;
+  const std::uint64_t target = op - kNodeSlots + 1, previous = op - 1;
+  if (everyone_announced_ >= target) return;
+  // One look at each process's previous announcement usually settles the
+  // next kNodeSlots - 2 operations too.
+  std::uint64_t known = previous;
+  for (int q = 0; q < size_; ++q) {
+    if (q == rank_) continue;
+    const Slot* slots = area(q).slot;
+    if (slots[previous % kNodeSlots].seq.load(std::memory_order_acquire) >= previous) continue;
+    wait(slots[target % kNodeSlots].seq, target, q,
+         "leave the operation whose announcement slot this one reuses");
+    known = target;
+  }
+  everyone_announced_ = known;
+}
+
 std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* payload,
                                           std::size_t payload_bytes, bool inclusive,
-                                          const Direct* direct) {
+                                          const Direct* direct, bool contributes_only) {
   kind_ = info.kind;
   deadline_ = Deadline::after(timeout_);
+  check_broken();
   const std::uint64_t op = ++ops_;
-  const int s = static_cast<int>(op % 2);
+  wait_for_slot(op);
+  const int s = static_cast<int>(op % kNodeSlots);
+  const bool runs_ahead = contributes_only && run_ahead_ && op - compared_ < kNodeSlots - 1;
   Slot& mine = area(rank_).slot[s];
   mine.signature = info.signature;
+  mine.digest = digest_;
+  digest_ = mix(digest_, info.signature);
+  mine.ran_ahead = runs_ahead;
   mine.failed = info.failure != nullptr;
   if (info.failure != nullptr) copy_text(mine.failure, sizeof mine.failure, info.failure);
   if (last_signature_[s] != info.signature) {
@@ -186,27 +261,61 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   }
   mine.payload_bytes = static_cast<std::uint32_t>(payload_bytes);
   mine.inclusive = inclusive;
-  mine.direct = direct != nullptr ? *direct : Direct{};
+  // Only chunked operations read it, and it takes a line of its own.
+  if (direct != nullptr) mine.direct = *direct;
   if (payload_bytes > 0) copy_bytes(mine.payload_for(payload_bytes), payload, payload_bytes);
   publish(mine.seq, op);
+  if (runs_ahead) return {};
   for (int q = 0; q < size_; ++q) {
     if (q != rank_) wait(area(q).slot[s].seq, op, q, "announce the same operation");
   }
-  for (int q = 0; q < size_; ++q) {
+  everyone_announced_ = compared_ = op;
+  return compare_announcements(info);
+}
+
+std::string NodeGroup::compare_announcements(const NodeCallInfo& info) {
+  const int s = static_cast<int>(ops_ % kNodeSlots);
+  std::string text;
+  for (int q = 0; q < size_ && text.empty(); ++q) {
     const Slot& theirs = area(q).slot[s];
     if (theirs.failed) {
-      return std::string(to_string(info.kind)) + ": process " + std::to_string(first_process_ + q) +
+      text = std::string(to_string(info.kind)) + ": process " + std::to_string(first_process_ + q) +
              " failed: " + theirs.failure;
     }
   }
+  bool earlier = false;
   for (int q = 1; q < size_; ++q) {
-    if (area(q).slot[s].signature != area(0).slot[s].signature) return disagreement(info);
+    if (text.empty() && area(q).slot[s].signature != area(0).slot[s].signature) {
+      text = disagreement(info);
+    }
+    earlier = earlier || area(q).slot[s].digest != area(0).slot[s].digest;
   }
-  return {};
+  std::string ran_ahead;
+  for (int q = 0; q < size_; ++q) {
+    if (area(q).slot[s].ran_ahead != 0) {
+      ran_ahead += (ran_ahead.empty() ? "" : ", ") + std::to_string(first_process_ + q);
+    }
+  }
+  if (!earlier && (text.empty() || ran_ahead.empty())) {
+    // Every process is here and knows: all start their digests afresh alike.
+    if (!text.empty()) digest_ = mix(0, ops_);
+    return text;
+  }
+  if (text.empty()) text = to_string(info.kind);
+  if (earlier) {
+    text += std::string(text.find(':') == std::string::npos ? ": " : "; ") +
+            "the processes disagreed in an earlier call that every process left without waiting "
+            "(each only contributed to it)";
+  }
+  if (!ran_ahead.empty()) {
+    text += "; process(es) " + ran_ahead +
+            " had already returned from this call, having only contributed to it";
+  }
+  break_node(text + "; the team is no longer usable");
 }
 
 std::string NodeGroup::disagreement(const NodeCallInfo& info) const {
-  const int s = static_cast<int>(ops_ % 2);
+  const int s = static_cast<int>(ops_ % kNodeSlots);
   const Slot& first = area(0).slot[s];
   auto said = [&](int q) {
     const Slot& slot = area(q).slot[s];
@@ -240,6 +349,10 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
   const bool small = bytes <= kNodeInline && !r.op->may_throw;
   // A process that failed already may have no input to offer.
   const bool offers = small && info.failure == nullptr;
+  // The first process's inclusive prefix is its own input.
+  const bool own_prefix = r.prefix != nullptr && r.inclusive && rank_ == 0;
+  const bool contributes_only =
+      r.may_run_ahead && offers && r.out_hi == r.out_lo && (!receives_prefix(r) || own_prefix);
   Direct direct;
   if (!small && info.failure == nullptr) {
     direct.wants_total = r.out_hi > r.out_lo;
@@ -266,13 +379,14 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
     }
   }
   std::string failure = announce_and_agree(info, offers ? r.in : nullptr, offers ? bytes : 0,
-                                           r.prefix != nullptr && r.inclusive, &direct);
+                                           r.prefix != nullptr && r.inclusive,
+                                           small ? nullptr : &direct, contributes_only);
   if (!failure.empty() || r.count == 0) return failure;
   return small ? reduce_small(r) : reduce_chunked(r);
 }
 
 std::string NodeGroup::reduce_small(const NodeReduction& r) {
-  const int s = static_cast<int>(ops_ % 2);
+  const int s = static_cast<int>(ops_ % kNodeSlots);
   const std::size_t es = r.op->elem_size;
   auto input = [&](int q) { return area(q).slot[s].payload_data(); };
   // out[0, m) = x_0 ∘ … ∘ x_{upto-1} over elements [lo, lo + m).
@@ -294,7 +408,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
                            std::size_t hi) {
   const std::size_t es = r.op->elem_size;
   const std::size_t m = hi - lo, offset = lo * es;
-  const int s = static_cast<int>(ops_ % 2);
+  const int s = static_cast<int>(ops_ % kNodeSlots);
   std::byte* total = result(buffer) + offset;
   auto in = [&](int q) {
     const Direct& d = area(q).slot[s].direct;
@@ -368,7 +482,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
 }
 
 bool NodeGroup::last_input_read() const {
-  const int s = static_cast<int>(ops_ % 2);
+  const int s = static_cast<int>(ops_ % kNodeSlots);
   if (area(size_ - 1).slot[s].inclusive != 0) return true;
   for (int q = 0; q < size_; ++q) {
     if (area(q).slot[s].direct.wants_total != 0) return true;
@@ -377,7 +491,7 @@ bool NodeGroup::last_input_read() const {
 }
 
 bool NodeGroup::writes_own_prefix(const NodeReduction& r) const {
-  const Direct& own = area(rank_).slot[ops_ % 2].direct;
+  const Direct& own = area(rank_).slot[ops_ % kNodeSlots].direct;
   return receives_prefix(r) && own.prefix.allocation < 0 && own.in.allocation < 0;
 }
 
@@ -389,7 +503,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
                 " bytes is larger than the node level's chunk of " + std::to_string(chunk_));
   }
   ProcessArea& mine = area(rank_);
-  const Direct& direct = mine.slot[ops_ % 2].direct;
+  const Direct& direct = mine.slot[ops_ % kNodeSlots].direct;
   const bool direct_in = direct.in.allocation >= 0, direct_out = direct.out.allocation >= 0;
   const bool unread_input = r.prefix != nullptr && rank_ == size_ - 1 && !last_input_read();
   bool failed = false;
@@ -515,7 +629,7 @@ std::string NodeGroup::broadcast(const NodeCallInfo& info, void* data, std::size
   std::string failure = announce_and_agree(info, offers ? data : nullptr, offers ? bytes : 0);
   if (!failure.empty() || bytes == 0) return failure;
   if (small) {
-    if (!sends) copy_bytes(data, area(root).slot[ops_ % 2].payload_data(), bytes);
+    if (!sends) copy_bytes(data, area(root).slot[ops_ % kNodeSlots].payload_data(), bytes);
     return {};
   }
   ProcessArea& mine = area(rank_);

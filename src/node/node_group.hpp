@@ -10,13 +10,24 @@
 //            drained (each on its own 128-byte line), the fold's failure
 //
 //   announce   signature, arguments and any failure into the slot of this
-//              operation (op number mod 2); inputs of at most kNodeInline
-//              bytes travel in the slot itself. Then wait for every
-//              process's slot: a full barrier, which is also why two slots
-//              suffice (nobody writes slot k+2 before everybody announced
-//              k+1, that is, finished reading slot k).
+//              operation (op number mod kNodeSlots); inputs of at most
+//              kNodeInline bytes travel in the slot itself. Then wait for
+//              every process's slot. Before writing slot k, a process makes
+//              sure every other has announced k - kNodeSlots + 1, that is,
+//              finished reading the slot's previous operation.
 //   agree      any failure or signature that differs from process 0's
 //              ends the operation on every process with the same text.
+//   run ahead  a process that only contributes to a small reduction (a
+//              reduce's non-root, the first process of a scan or exscan)
+//              announces its input and returns without waiting, as an MPI
+//              eager send does: at most kNodeSlots - 2 operations in a row,
+//              then it waits once and compares. Nobody can tell it about a
+//              failure of such an operation in time, so the processes that
+//              did wait mark the node broken (the team is then unusable, as
+//              inside one process: docs/api.md) and it learns so at its
+//              next operation. Every slot carries a digest of its process's
+//              earlier signatures, so operations that every process left
+//              without waiting are still compared, one wait later.
 //   small      each process folds the slots it needs, in rank order.
 //   chunked    the vector goes through in chunks of C bytes, two chunks in
 //              flight (buffers s = step mod 2):
@@ -58,6 +69,8 @@ namespace hreduce::detail {
 
 // Inputs up to this size travel inside the announcement.
 inline constexpr std::size_t kNodeInline = 512;
+// Announcement slots per process: how far a process may run ahead.
+inline constexpr int kNodeSlots = 8;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 
@@ -87,6 +100,10 @@ struct NodeReduction {
   std::size_t out_lo = 0, out_hi = 0;
   void* prefix = nullptr;
   bool inclusive = false;
+  // The caller's call ends with this operation: if this process receives
+  // nothing from the others (or only its own inclusive prefix), it may run
+  // ahead (see the picture above).
+  bool may_run_ahead = false;
 };
 
 class NodeGroup {
@@ -98,9 +115,10 @@ class NodeGroup {
   // `segment`: zeroed, segment_bytes(size, chunk_bytes) long, mapped by
   // every process of the node. `first_process`: the team's index of node
   // rank 0's process, for messages. `crowded`: the node's members outnumber
-  // its CPUs, so waiters spin only briefly.
+  // its CPUs, so waiters spin only briefly. `run_ahead`: contributors may
+  // run ahead (TeamOptions::run_ahead).
   NodeGroup(SharedSegment segment, int rank, int size, int first_process, std::size_t chunk_bytes,
-            std::chrono::milliseconds timeout, bool crowded);
+            std::chrono::milliseconds timeout, bool crowded, bool run_ahead = true);
   ~NodeGroup();
 
   int rank() const { return rank_; }
@@ -110,8 +128,10 @@ class NodeGroup {
 
   // Each returns the failure every process of the node sees, the same text
   // everywhere ("" when none): a failure announced by some process, a
-  // disagreement, or an op that threw. A process that dies or a wait past
-  // the timeout throws Error instead: the node can no longer go on.
+  // disagreement, or an op that threw. A process that dies, a wait past
+  // the timeout, or a failed operation that some process had already left
+  // (see "run ahead" above) throws Error instead: the node can no longer
+  // go on.
   std::string reduce(const NodeCallInfo& info, const NodeReduction& reduction);
   std::string broadcast(const NodeCallInfo& info, void* data, std::size_t bytes, int root);
   std::string agree(const NodeCallInfo& info);
@@ -137,8 +157,19 @@ class NodeGroup {
 
  private:
   struct Layout;
+  struct Header;
   struct Slot;
   struct ProcessArea;
+
+  Header& header() const;
+  // Throws when some process marked the node broken (leaving this process's
+  // words at their end, so that nobody waits for it any more).
+  void check_broken() const;
+  [[noreturn]] void break_node(const std::string& text) const;
+  void abandon() const;
+  // Before this operation's announcement overwrites a slot: every other
+  // process has left the operation that slot held.
+  void wait_for_slot(std::uint64_t op);
 
   ProcessArea& area(int rank) const;
   std::byte* stage(int rank, int buffer) const;
@@ -159,15 +190,18 @@ class NodeGroup {
     std::uint32_t wants_total = 0;
   };
 
+  // `contributes_only`: this process needs nothing from the others in this
+  // operation, so it may run ahead.
   std::string announce_and_agree(const NodeCallInfo& info, const void* payload,
                                  std::size_t payload_bytes, bool inclusive = false,
-                                 const Direct* direct = nullptr);
+                                 const Direct* direct = nullptr, bool contributes_only = false);
+  std::string compare_announcements(const NodeCallInfo& info);
   std::string disagreement(const NodeCallInfo& info) const;
   void wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
             const char* what) const;
   void wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uint64_t target,
                 const char* what) const;
-  void publish(std::atomic<std::uint64_t>& word, std::uint64_t value);
+  void publish(std::atomic<std::uint64_t>& word, std::uint64_t value) const;
   bool receives_prefix(const NodeReduction& r) const {
     return r.prefix != nullptr && (rank_ > 0 || r.inclusive);
   }
@@ -195,7 +229,14 @@ class NodeGroup {
   std::uint64_t steps_ = 0;
   CollectiveKind kind_ = CollectiveKind::barrier;
   Deadline deadline_;
-  std::uint64_t last_signature_[2] = {~0ull, ~0ull};
+  std::uint64_t last_signature_[kNodeSlots];
+  bool run_ahead_;
+  // The last operation this process waited in and compared, and one that
+  // every process is known to have announced.
+  std::uint64_t compared_ = 0, everyone_announced_ = 0;
+  // Of the signatures of every operation so far (announced in each slot as
+  // it stood before that operation).
+  std::uint64_t digest_ = 0;
   std::vector<std::byte> accumulator_, scratch_;  // scan's fold, C bytes each
   // Every process's allocations (allocate()), this process's own included.
   std::vector<std::vector<SharedSegment>> peers_;

@@ -167,7 +167,11 @@ TEST_CASE("a user op that throws in one process fails the call everywhere", "[hy
 }
 
 TEST_CASE("processes that disagree are reported everywhere", "[hybrid][negative]") {
-  World world({1, 2, 2}, {}, pipelining(GENERATE(false, true)));
+  // Every error in the call that caused it: no process runs ahead (the
+  // next test case is about those that do).
+  detail::InterOptions inter = pipelining(GENERATE(false, true));
+  inter.node_run_ahead = false;
+  World world({1, 2, 2}, {}, inter);
   SECTION("count") {
     auto messages = errors_in(world, [](Member& m) {
       std::vector<double> x(8, 1), y(8);
@@ -200,7 +204,52 @@ TEST_CASE("processes that disagree are reported everywhere", "[hybrid][negative]
     });
     check_everyone(messages, {"process 2 failed", "in is a null pointer"});
   }
+  SECTION("a bad pointer in a process of one member") {
+    // Process 0 hands its buffers straight to the node level (no local
+    // steps): the same checks, the same text everywhere.
+    const bool scan = GENERATE(false, true);
+    auto messages = errors_in(world, [&](Member& m) {
+      std::vector<double> x(4, 1), y(4);
+      double* out = m.rank() == 0 ? nullptr : y.data();
+      if (scan) {
+        m.scan(x.data(), out, 4, op::sum);
+      } else {
+        m.allreduce(x.data(), out, 4, op::sum);
+      }
+    });
+    check_everyone(messages, {"process 0 failed", scan ? "scan: member 0: out is a null pointer"
+                                                       : "allreduce: member 0: out is a null pointer"});
+  }
   check_usable(world);
+}
+
+TEST_CASE("a process that ran ahead of a failed call learns it later; the team is unusable",
+          "[hybrid][negative]") {
+  // Three processes of one member on one node: in a small reduce onto
+  // member 0, processes 1 and 2 only contribute and return at once.
+  World world({1, 1, 1});
+  const auto sum = family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 100); });
+  CHECK(check_world(world, sum, Collective::reduce, 10, false, 0).empty());
+  std::vector<std::string> messages(3);
+  world.run([&](Member& m) {
+    try {
+      double x = 1, y = 0;
+      m.reduce(&x, m.rank() == 0 ? nullptr : &y, 1, op::sum, 0);  // the root's out is null
+      // Those that ran ahead find out within a few calls.
+      for (int call = 0; call < 2 * detail::kNodeSlots; ++call) m.reduce(&x, &y, 1, op::sum, 0);
+      messages[m.rank()] = "no error";
+    } catch (const Error& e) {
+      messages[m.rank()] = e.what();
+    }
+  });
+  CHECK_THAT(messages[0], Catch::Contains("out") && Catch::Contains("had already returned") &&
+                              Catch::Contains("no longer usable"));
+  for (int r = 1; r < 3; ++r) {
+    CHECK_THAT(messages[r], Catch::Contains("no longer usable") && Catch::Contains("out"));
+  }
+  // Unusable for good, and said so at once, on every member.
+  auto after = errors_in(world, [](Member& m) { m.barrier(); });
+  check_everyone(after, {"no longer usable"});
 }
 
 TEST_CASE("team ranks follow process order, then thread order", "[hybrid]") {

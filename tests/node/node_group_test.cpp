@@ -33,7 +33,8 @@ constexpr std::size_t kChunk = 4096;  // small, so short vectors take many steps
 // Runs fn(group, rank) on P threads, each a "process" of one node; returns
 // each one's failure texts (in order) or exception message.
 std::vector<std::string> on_node(int P, const std::function<std::string(NodeGroup&, int)>& fn,
-                                 std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                                 bool run_ahead = true) {
   InMemoryFabric fabric(P);
   std::vector<std::string> said(P);
   std::vector<std::thread> processes;
@@ -42,7 +43,7 @@ std::vector<std::string> on_node(int P, const std::function<std::string(NodeGrou
       try {
         const std::size_t bytes = NodeGroup::segment_bytes(P, kChunk);
         SharedSegment segment = SharedSegment::for_node(fabric.endpoint(k), bytes);
-        NodeGroup group(std::move(segment), k, P, 0, kChunk, timeout, true);
+        NodeGroup group(std::move(segment), k, P, 0, kChunk, timeout, true, run_ahead);
         said[k] = fn(group, k);
       } catch (const std::exception& e) {
         said[k] = std::string("threw: ") + e.what();
@@ -251,4 +252,152 @@ TEST_CASE("a process that never comes is a timeout naming it, not a hang", "[nod
       std::chrono::milliseconds(300));
   CHECK_THAT(said[0], Catch::Contains("timed out after 300 ms") && Catch::Contains("process 1"));
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+}
+
+namespace {
+
+// A small reduce onto `root`: only the root receives, so the others may
+// run ahead. Returns the failure, or a wrong element at the root.
+std::string small_reduce(NodeGroup& g, int rank, int root, int call, const char* failure = nullptr,
+                         std::uint64_t signature = 7) {
+  const std::size_t n = 5;
+  std::vector<long> in(n), out(n, -1);
+  for (std::size_t i = 0; i < n; ++i) in[i] = input(rank, i) + call;
+  const ErasedOp op = erase_op<long>(op::sum);
+  NodeReduction r;
+  r.in = in.data();
+  r.count = n;
+  r.op = &op;
+  r.out = out.data();
+  r.out_hi = rank == root ? n : 0;
+  r.may_run_ahead = true;
+  NodeCallInfo i = info(CollectiveKind::reduce, n, signature);
+  i.root = root;
+  i.failure = failure;
+  const std::string said = g.reduce(i, r);
+  // The input may change as soon as the call returns (it was copied).
+  std::fill(in.begin(), in.end(), -999);
+  if (!said.empty() || rank != root) return said;
+  for (std::size_t k = 0; k < n; ++k) {
+    long all = 0;
+    for (int q = 0; q < g.size(); ++q) all += input(q, k) + call;
+    if (out[k] != all) return "call " + std::to_string(call) + ", element " + std::to_string(k);
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("processes that only contribute run ahead and every result stays right",
+          "[node][run_ahead]") {
+  const int P = GENERATE(2, 3);
+  // The root moves every 5 calls; every 11th call is a chunked allreduce
+  // and every 13th an exscan, which wait for everyone.
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    for (int call = 0; call < 400; ++call) {
+      std::string failure;
+      if (call % 11 == 10 || call % 13 == 12) {
+        const std::size_t n = call % 11 == 10 ? 3000 : 4;
+        std::vector<long> in(n), out(n), prefix(n, -1);
+        for (std::size_t i = 0; i < n; ++i) in[i] = input(rank, i);
+        const ErasedOp op = erase_op<long>(op::sum);
+        NodeReduction r;
+        r.in = in.data();
+        r.count = n;
+        r.op = &op;
+        r.out = out.data();
+        r.out_hi = call % 11 == 10 ? n : 0;
+        r.prefix = call % 11 == 10 ? nullptr : prefix.data();
+        failure = g.reduce(info(CollectiveKind::allreduce, n, 8), r);
+        for (std::size_t i = 0; i < n && failure.empty(); ++i) {
+          long all = 0, below = 0;
+          for (int q = 0; q < P; ++q) {
+            all += input(q, i);
+            if (q < rank) below += input(q, i);
+          }
+          if (r.out_hi > 0 && out[i] != all) failure = "allreduce element " + std::to_string(i);
+          if (r.prefix != nullptr && rank > 0 && prefix[i] != below) failure = "exscan prefix";
+        }
+      } else {
+        failure = small_reduce(g, rank, (call / 5) % P, call);
+      }
+      if (!failure.empty()) return failure;
+    }
+    return {};
+  });
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+  CHECK(my_segments().empty());
+}
+
+TEST_CASE("a failed call that some process ran ahead of breaks the node for everyone",
+          "[node][run_ahead][negative]") {
+  const int P = 3;
+  const auto started = std::chrono::steady_clock::now();
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    std::string text = small_reduce(g, rank, 0, 0);
+    if (!text.empty()) return "first call: " + text;
+    try {
+      // The root failed already; processes 1 and 2 only contribute.
+      text = small_reduce(g, rank, 0, 1, rank == 0 ? "reduce: member 0: out is null" : nullptr);
+      if (!text.empty()) return "second call returned: " + text;
+      // A process that ran ahead may run ahead again before the others
+      // marked the node broken, but it waits within kNodeSlots calls.
+      for (int call = 2; call < 2 + kNodeSlots; ++call) {
+        text = small_reduce(g, rank, 0, call);
+        if (!text.empty()) return "a later call returned: " + text;
+      }
+      return "no error in the later calls";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  });
+  CHECK_THAT(said[0], Catch::Contains("process 0 failed: reduce: member 0: out is null") &&
+                          Catch::Contains("process(es) 1, 2 had already returned") &&
+                          Catch::Contains("the team is no longer usable"));
+  for (int k = 1; k < P; ++k) {
+    CHECK_THAT(said[k], Catch::StartsWith("reduce: the team is no longer usable: ") &&
+                            Catch::Contains("out is null") && Catch::Contains("1, 2 had"));
+  }
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  CHECK(my_segments().empty());
+}
+
+TEST_CASE("processes that all ran ahead of a disagreement learn it a few calls later",
+          "[node][run_ahead][negative]") {
+  // Each process names the other as the root: both only contribute, so
+  // nobody compares that call when it runs, only the digests later.
+  auto said = on_node(2, [&](NodeGroup& g, int rank) -> std::string {
+    try {
+      for (int call = 0; call < 3 * kNodeSlots; ++call) {
+        const std::string text = small_reduce(g, rank, 1 - rank, call, nullptr, 70 + rank);
+        if (!text.empty()) return "call " + std::to_string(call) + " returned: " + text;
+      }
+      return "no error";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  });
+  for (const auto& s : said) {
+    CHECK_THAT(s, Catch::Contains("disagreed in an earlier call") &&
+                      Catch::Contains("no longer usable"));
+  }
+}
+
+TEST_CASE("without run ahead, a failure reaches every process in its own call",
+          "[node][run_ahead][negative]") {
+  const int P = 3;
+  auto said = on_node(
+      P,
+      [&](NodeGroup& g, int rank) -> std::string {
+        const std::string first =
+            small_reduce(g, rank, 0, 1, rank == 0 ? "reduce: member 0: out is null" : nullptr);
+        // The node goes on.
+        const std::string second = small_reduce(g, rank, 0, 2);
+        return first + (second.empty() ? "" : " | " + second);
+      },
+      std::chrono::seconds(30), false);
+  for (const auto& s : said) {
+    CHECK_THAT(s, Catch::Contains("process 0 failed: reduce: member 0: out is null"));
+    CHECK_THAT(s, !Catch::Contains(" | ") && !Catch::Contains("no longer usable"));
+  }
 }
