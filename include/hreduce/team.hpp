@@ -42,6 +42,7 @@
 namespace hreduce {
 
 class Team;
+class Member;
 struct TeamOptions;
 
 namespace detail {
@@ -50,6 +51,10 @@ class MemberState;
 class Workers;
 class ProcessGroup;
 void execute(MemberState& member, const Call& call);
+// Runs an already erased call on `member` (the MPI drop-in library, whose
+// element types are only known at run time); a null `call.options` means
+// the team's defaults.
+void execute_erased(Member& member, Call call);
 // Builds a team spanning several processes (src/engine/team.cpp; used by
 // make_mpi_team and the tests' in-memory process worlds).
 Team team_over_processes(TeamOptions options, std::unique_ptr<ProcessGroup> group);
@@ -222,6 +227,7 @@ class Member {
 
  private:
   friend class Team;
+  friend void detail::execute_erased(Member& member, detail::Call call);
   explicit Member(detail::MemberState* state) : state_(state) {}
 
   const CollectiveOptions& default_options() const;

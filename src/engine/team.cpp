@@ -20,6 +20,11 @@ const CollectiveOptions& Member::default_options() const {
   return state_->team.options.collectives;
 }
 
+void detail::execute_erased(Member& member, Call call) {
+  if (call.options == nullptr) call.options = &member.default_options();
+  execute(*member.state_, call);
+}
+
 void Member::barrier() {
   detail::Call call;
   call.kind = detail::CollectiveKind::barrier;

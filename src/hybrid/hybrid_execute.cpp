@@ -119,14 +119,22 @@ std::uint64_t name_hash(const std::type_info* type) {
     const std::type_info* type = nullptr;
     std::uint64_t hash = 0;
   };
-  thread_local Seen seen[4];
-  Seen& entry = seen[(reinterpret_cast<std::uintptr_t>(type) >> 4) % 4];
-  if (entry.type == type && type != nullptr) return entry.hash;
+  // Fully associative: a call's element type and op type must not evict
+  // each other.
+  constexpr int kSeen = 8;
+  thread_local Seen seen[kSeen];
+  thread_local int next = 0;
+  if (type != nullptr) {
+    for (const Seen& entry : seen) {
+      if (entry.type == type) return entry.hash;
+    }
+  }
   std::uint64_t h = 1469598103934665603ull;
   for (const char* c = type ? type->name() : ""; *c; ++c) {
     h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
   }
-  entry = {type, h};
+  seen[next] = {type, h};
+  next = (next + 1) % kSeen;
   return h;
 }
 
@@ -710,7 +718,7 @@ class HybridCall {
                  ": " + problem;
     }
     if (kind == CollectiveKind::allreduce && pipelined()) return false;
-    local_failure_ = problem_;
+    if (!problem_.empty()) local_failure_ = problem_;
     NodeReduction r;
     r.in = call_.in;
     r.count = problem_.empty() ? call_.count : 0;

@@ -8,6 +8,7 @@
 #include "hreduce/error.hpp"
 #include "hreduce/mpi.hpp"
 #include "src/engine/environment.hpp"
+#include "src/hybrid/mpi_team.hpp"
 #include "src/hybrid/process_group.hpp"
 #include "src/transport/mpi_channel.hpp"
 
@@ -60,19 +61,19 @@ std::vector<int> discover_nodes(detail::MpiChannel& channel, int k) {
     return node_of;
   }
   MPI_Comm node_comm;
-  detail::check_mpi(MPI_Comm_split_type(channel.comm(), MPI_COMM_TYPE_SHARED, channel.rank(),
+  detail::check_mpi(PMPI_Comm_split_type(channel.comm(), MPI_COMM_TYPE_SHARED, channel.rank(),
                                         MPI_INFO_NULL, &node_comm),
                     "MPI_Comm_split_type");
   MPI_Group node_group, world_group;
-  MPI_Comm_group(node_comm, &node_group);
-  MPI_Comm_group(channel.comm(), &world_group);
+  PMPI_Comm_group(node_comm, &node_group);
+  PMPI_Comm_group(channel.comm(), &world_group);
   const int zero = 0;
   int lowest = 0;
-  detail::check_mpi(MPI_Group_translate_ranks(node_group, 1, &zero, world_group, &lowest),
+  detail::check_mpi(PMPI_Group_translate_ranks(node_group, 1, &zero, world_group, &lowest),
                     "MPI_Group_translate_ranks");
-  MPI_Group_free(&node_group);
-  MPI_Group_free(&world_group);
-  MPI_Comm_free(&node_comm);
+  PMPI_Group_free(&node_group);
+  PMPI_Group_free(&world_group);
+  PMPI_Comm_free(&node_comm);
   const std::vector<int> lowest_of = allgather(channel, lowest);
   std::vector<int> leaders;
   for (int p = 0; p < P; ++p) {
@@ -104,16 +105,21 @@ detail::InterAlgorithm algorithm_named(const std::string& name, const char* what
 
 Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTeamOptions& mpi) {
   int initialized = 0;
-  MPI_Initialized(&initialized);
+  PMPI_Initialized(&initialized);
   if (!initialized) throw Error("make_mpi_team: MPI is not initialised");
   int level = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&level);
+  PMPI_Query_thread(&level);
   if (level < MPI_THREAD_SERIALIZED) {
     throw Error(std::string("make_mpi_team: MPI runs at thread level ") + level_name(level) +
                 ", but hreduce calls MPI from the thread that runs each process's member 0 (a "
                 "worker thread under Team::run), one call at a time; initialise MPI with "
                 "MPI_Init_thread(..., MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE, ...)");
   }
+  return detail::build_mpi_team(comm, threads, std::move(options), mpi);
+}
+
+Team detail::build_mpi_team(MPI_Comm comm, int threads, TeamOptions options,
+                            const MpiTeamOptions& mpi) {
   auto channel = std::make_unique<detail::MpiChannel>(comm);
   // Every process learns every thread count, and all refuse a bad one
   // together instead of leaving the others waiting.

@@ -34,7 +34,7 @@ void check_mpi(int rc, const std::string& what) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
-  MPI_Error_string(rc, text, &length);
+  PMPI_Error_string(rc, text, &length);
   throw Error(what + ": " + std::string(text, length));
 }
 
@@ -50,16 +50,16 @@ std::string MpiChannel::Transfer::text() const {
 }
 
 MpiChannel::MpiChannel(MPI_Comm comm) {
-  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
-  check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  check_mpi(PMPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  check_mpi(PMPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(PMPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check_mpi(PMPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
 
 MpiChannel::~MpiChannel() {
   int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  PMPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) PMPI_Comm_free(&comm_);
 }
 
 void MpiChannel::complete(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
@@ -70,7 +70,7 @@ void MpiChannel::complete(std::vector<MPI_Request>& requests, std::vector<MPI_St
   for (int polls = 0;; ++polls) {
     int done = 0;
     const int rc =
-        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, statuses.data());
+        PMPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, statuses.data());
     if (rc != MPI_SUCCESS) check_mpi(rc, transfer.text());
     if (done) return;
     // Spin a little (a partner on another core answers in microseconds),
@@ -82,8 +82,8 @@ void MpiChannel::complete(std::vector<MPI_Request>& requests, std::vector<MPI_St
     if (now > deadline) {
       for (MPI_Request& r : requests) {
         if (r != MPI_REQUEST_NULL) {
-          MPI_Cancel(&r);
-          MPI_Request_free(&r);
+          PMPI_Cancel(&r);
+          PMPI_Request_free(&r);
         }
       }
       throw Error(transfer.text() + ": not complete after " + std::to_string(timeout_.count()) +
@@ -101,7 +101,7 @@ void MpiChannel::send(int to, const void* data, std::size_t bytes, int tag) {
   const Transfer transfer{bytes, to, 0, -1};
   post_pieces(requests, bytes, [&](std::size_t done, int piece, MPI_Request* r) {
     const int rc =
-        MPI_Isend(static_cast<const char*>(data) + done, piece, MPI_BYTE, to, tag, comm_, r);
+        PMPI_Isend(static_cast<const char*>(data) + done, piece, MPI_BYTE, to, tag, comm_, r);
     if (rc != MPI_SUCCESS) check_mpi(rc, transfer.text());
   });
   complete(requests, statuses, transfer);
@@ -121,14 +121,14 @@ void MpiChannel::sendrecv(int to, const void* send_data, std::size_t send_bytes,
   const Transfer transfer{send_bytes, to == MPI_PROC_NULL ? -1 : to, recv_bytes, from};
   post_pieces(requests, recv_bytes, [&](std::size_t done, int piece, MPI_Request* r) {
     const int rc =
-        MPI_Irecv(static_cast<char*>(recv_data) + done, piece, MPI_BYTE, from, tag, comm_, r);
+        PMPI_Irecv(static_cast<char*>(recv_data) + done, piece, MPI_BYTE, from, tag, comm_, r);
     if (rc != MPI_SUCCESS) check_mpi(rc, transfer.text());
   });
   const std::size_t receives = requests.size();
   if (to != MPI_PROC_NULL) {
     post_pieces(requests, send_bytes, [&](std::size_t done, int piece, MPI_Request* r) {
       const int rc =
-          MPI_Isend(static_cast<const char*>(send_data) + done, piece, MPI_BYTE, to, tag, comm_, r);
+          PMPI_Isend(static_cast<const char*>(send_data) + done, piece, MPI_BYTE, to, tag, comm_, r);
       if (rc != MPI_SUCCESS) check_mpi(rc, transfer.text());
     });
   }
@@ -136,7 +136,7 @@ void MpiChannel::sendrecv(int to, const void* send_data, std::size_t send_bytes,
   std::size_t got_bytes = 0;
   for (std::size_t i = 0; i < receives; ++i) {
     int got = 0;
-    MPI_Get_count(&statuses[i], MPI_BYTE, &got);
+    PMPI_Get_count(&statuses[i], MPI_BYTE, &got);
     got_bytes += static_cast<std::size_t>(got);
   }
   if (got_bytes != recv_bytes) {

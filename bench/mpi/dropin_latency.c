@@ -1,0 +1,147 @@
+/* Latency of MPI's reductions with and without the hreduce drop-in, in the
+ * style of the OSU micro-benchmarks, in plain MPI: run it with
+ * libhreduce_mpi.so preloaded (dropin_latency.sh does). For each size the
+ * program times blocks of calls to MPI_X (served by the library) and to
+ * PMPI_X (Open MPI's own) in turns on the same ranks, after a warm-up, and
+ * reports for each the median over blocks of the mean time per call, then
+ * the average, minimum and maximum of that over ranks.
+ *
+ *   dropin_latency [--max-bytes B] [--min-time-ms T] [--collectives LIST]
+ *
+ * Sizes go from 4 B to 4 MiB per rank (×4), MPI_FLOAT and MPI_SUM. First,
+ * the cost of a communicator's first calls, where the library builds its
+ * team. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum Coll { ALLREDUCE, REDUCE, REDUCE_SCATTER_BLOCK, SCAN, EXSCAN, NCOLL };
+static const char* names[] = {"allreduce", "reduce", "reduce_scatter_block", "scan", "exscan"};
+
+static int call(int coll, int ours, const float* in, float* out, int count, MPI_Comm comm) {
+  int size;
+  MPI_Comm_size(comm, &size);
+  switch (coll) {
+    case ALLREDUCE:
+      return ours ? MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, comm)
+                  : PMPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, comm);
+    case REDUCE:
+      return ours ? MPI_Reduce(in, out, count, MPI_FLOAT, MPI_SUM, 0, comm)
+                  : PMPI_Reduce(in, out, count, MPI_FLOAT, MPI_SUM, 0, comm);
+    case REDUCE_SCATTER_BLOCK: {
+      const int block = count / size > 0 ? count / size : 1;
+      return ours ? MPI_Reduce_scatter_block(in, out, block, MPI_FLOAT, MPI_SUM, comm)
+                  : PMPI_Reduce_scatter_block(in, out, block, MPI_FLOAT, MPI_SUM, comm);
+    }
+    case SCAN:
+      return ours ? MPI_Scan(in, out, count, MPI_FLOAT, MPI_SUM, comm)
+                  : PMPI_Scan(in, out, count, MPI_FLOAT, MPI_SUM, comm);
+    default:
+      return ours ? MPI_Exscan(in, out, count, MPI_FLOAT, MPI_SUM, comm)
+                  : PMPI_Exscan(in, out, count, MPI_FLOAT, MPI_SUM, comm);
+  }
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* Mean seconds per call of `iterations` calls, the slowest rank's. */
+static double block(int coll, int ours, const float* in, float* out, int count, int iterations) {
+  PMPI_Barrier(MPI_COMM_WORLD);
+  const double start = MPI_Wtime();
+  for (int i = 0; i < iterations; ++i) call(coll, ours, in, out, count, MPI_COMM_WORLD);
+  double mine = (MPI_Wtime() - start) / iterations, slowest = 0;
+  PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return slowest;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  long max_bytes = 4L << 20;
+  double min_seconds = 0.2;
+  const char* only = NULL;
+  for (int a = 1; a + 1 < argc; a += 2) {
+    if (strcmp(argv[a], "--max-bytes") == 0) max_bytes = atol(argv[a + 1]);
+    if (strcmp(argv[a], "--min-time-ms") == 0) min_seconds = atof(argv[a + 1]) / 1000;
+    if (strcmp(argv[a], "--collectives") == 0) only = argv[a + 1];
+  }
+  const int max_count = (int)(max_bytes / 4) * size + size;
+  float* in = malloc(sizeof(float) * (size_t)max_count);
+  float* out = malloc(sizeof(float) * (size_t)max_count);
+  for (int i = 0; i < max_count; ++i) in[i] = (float)((rank + i) % 7);
+
+  /* A new communicator's first calls: the library hands the first two to
+   * PMPI, builds the team at the third (collective), then serves. */
+  for (int c = 0; c < 2; ++c) {
+    MPI_Comm fresh;
+    MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
+    double first[5];
+    for (int k = 0; k < 5; ++k) {
+      PMPI_Barrier(fresh);
+      const double start = MPI_Wtime();
+      MPI_Allreduce(in, out, 2, MPI_FLOAT, MPI_SUM, fresh);
+      const double mine = MPI_Wtime() - start;
+      PMPI_Allreduce(&mine, &first[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    MPI_Comm_free(&fresh);
+    if (rank == 0) {
+      printf("# the %s new communicator's first 5 MPI_Allreduce calls of 8 B, us:",
+             c == 0 ? "first" : "second");
+      for (int k = 0; k < 5; ++k) printf(" %.1f", first[k] * 1e6);
+      printf("\n");
+    }
+  }
+  if (rank == 0) {
+    printf("%-22s %10s %12s %10s %10s %12s %10s %10s %8s\n", "# collective", "bytes", "hreduce avg",
+           "min", "max", "mpi avg", "min", "max", "mpi/hr");
+  }
+
+  for (int c = 0; c < NCOLL; ++c) {
+    if (only && !strstr(only, names[c])) continue;
+    for (long bytes = 4; bytes <= max_bytes; bytes *= 4) {
+      const int count = (int)(bytes / 4) * (c == REDUCE_SCATTER_BLOCK ? size : 1);
+      for (int w = 0; w < 5; ++w) { /* warm-up, both sides */
+        call(c, 1, in, out, count, MPI_COMM_WORLD);
+        call(c, 0, in, out, count, MPI_COMM_WORLD);
+      }
+      /* Blocks long enough to time, then as many pairs as min_seconds allows. */
+      int iterations = 1;
+      while (block(c, 0, in, out, count, iterations) * iterations < 1e-3 &&
+             iterations < (1 << 20)) {
+        iterations *= 2;
+      }
+      enum { kMaxBlocks = 41 };
+      double ours[kMaxBlocks], theirs[kMaxBlocks];
+      int blocks = 0;
+      double spent = 0;
+      while (blocks < kMaxBlocks && (blocks < 5 || spent < min_seconds)) {
+        ours[blocks] = block(c, 1, in, out, count, iterations);
+        theirs[blocks] = block(c, 0, in, out, count, iterations);
+        spent += (ours[blocks] + theirs[blocks]) * iterations;
+        ++blocks;
+      }
+      qsort(ours, (size_t)blocks, sizeof(double), compare_doubles);
+      qsort(theirs, (size_t)blocks, sizeof(double), compare_doubles);
+      double med[2] = {ours[blocks / 2], theirs[blocks / 2]}, sum[2], lo[2], hi[2];
+      PMPI_Reduce(med, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+      PMPI_Reduce(med, lo, 2, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+      PMPI_Reduce(med, hi, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      if (rank == 0) {
+        printf("%-22s %10ld %12.2f %10.2f %10.2f %12.2f %10.2f %10.2f %8.2f\n", names[c], bytes,
+               sum[0] / size * 1e6, lo[0] * 1e6, hi[0] * 1e6, sum[1] / size * 1e6, lo[1] * 1e6,
+               hi[1] * 1e6, (sum[1] / size) / (sum[0] / size));
+        fflush(stdout);
+      }
+    }
+  }
+  free(in);
+  free(out);
+  MPI_Finalize();
+  return 0;
+}

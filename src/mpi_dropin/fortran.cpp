@@ -1,0 +1,152 @@
+// The Fortran entry points. Open MPI's Fortran bindings call PMPI_* in C
+// directly, so the C definitions in intercept.cpp never see a Fortran
+// program's calls: these take the place of the bindings themselves, for
+// mpif.h and `use mpi` (every name mangling Open MPI exports: mpi_allreduce_,
+// mpi_allreduce, mpi_allreduce__, MPI_ALLREDUCE) and for `use mpi_f08`
+// (mpi_allreduce_f08_, whose ierror may be absent). Handles are converted
+// with PMPI_*_f2c; Fortran's MPI_IN_PLACE and MPI_BOTTOM are addresses of
+// Open MPI's common blocks, recognised here as Open MPI's bindings do.
+#include <mpi.h>
+
+#include "src/mpi_dropin/serve.hpp"
+
+static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as int arrays");
+
+extern "C" {
+// Weak: a mangling this Open MPI does not define is simply null.
+extern int mpi_fortran_in_place __attribute__((weak));
+extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_in_place__ __attribute__((weak));
+extern int MPI_FORTRAN_IN_PLACE __attribute__((weak));
+extern int mpi_fortran_bottom __attribute__((weak));
+extern int mpi_fortran_bottom_ __attribute__((weak));
+extern int mpi_fortran_bottom__ __attribute__((weak));
+extern int MPI_FORTRAN_BOTTOM __attribute__((weak));
+}
+
+namespace hreduce::detail::mpi_dropin {
+namespace {
+
+bool is_one_of(const void* p, const void* a, const void* b, const void* c, const void* d) {
+  return p != nullptr && (p == a || p == b || p == c || p == d);
+}
+
+// A Fortran buffer argument as C sees it.
+const void* c_send(const void* buffer) {
+  if (is_one_of(buffer, &mpi_fortran_in_place, &mpi_fortran_in_place_, &mpi_fortran_in_place__,
+                &MPI_FORTRAN_IN_PLACE)) {
+    return MPI_IN_PLACE;
+  }
+  if (is_one_of(buffer, &mpi_fortran_bottom, &mpi_fortran_bottom_, &mpi_fortran_bottom__,
+                &MPI_FORTRAN_BOTTOM)) {
+    return MPI_BOTTOM;
+  }
+  return buffer;
+}
+void* c_recv(void* buffer) { return const_cast<void*>(c_send(buffer)); }
+
+void set(MPI_Fint* ierror, int rc) {
+  if (ierror != nullptr) *ierror = static_cast<MPI_Fint>(rc);
+}
+
+// The calls shaped (send, recv, count, type, op, comm), as PMPI_* takes them.
+using CountCall = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+
+void count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void* s, void* r,
+                const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op,
+                const MPI_Fint* comm, MPI_Fint* ierror) {
+  const Args a{name,
+               kind,
+               c_send(s),
+               c_recv(r),
+               *count,
+               nullptr,
+               PMPI_Type_f2c(*type),
+               PMPI_Op_f2c(*op),
+               0,
+               PMPI_Comm_f2c(*comm)};
+  set(ierror, serve(a, [&] { return pmpi(a.send, a.recv, a.count, a.type, a.op, a.comm); }));
+}
+
+void allreduce(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
+               const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* ierror) {
+  count_call("MPI_ALLREDUCE", CollectiveKind::allreduce, &PMPI_Allreduce, s, r, count, type, op,
+             comm, ierror);
+}
+
+void scan(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op,
+          const MPI_Fint* comm, MPI_Fint* ierror) {
+  count_call("MPI_SCAN", CollectiveKind::scan, &PMPI_Scan, s, r, count, type, op, comm, ierror);
+}
+
+void exscan(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op,
+            const MPI_Fint* comm, MPI_Fint* ierror) {
+  count_call("MPI_EXSCAN", CollectiveKind::exscan, &PMPI_Exscan, s, r, count, type, op, comm,
+             ierror);
+}
+
+void reduce_scatter_block(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
+                          const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* ierror) {
+  count_call("MPI_REDUCE_SCATTER_BLOCK", CollectiveKind::reduce_scatter_block,
+             &PMPI_Reduce_scatter_block, s, r, count, type, op, comm, ierror);
+}
+
+void reduce(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op,
+            const MPI_Fint* root, const MPI_Fint* comm, MPI_Fint* ierror) {
+  const Args a{
+      "MPI_REDUCE", CollectiveKind::reduce, c_send(s),        c_recv(r), *count,
+      nullptr,      PMPI_Type_f2c(*type),   PMPI_Op_f2c(*op), *root,     PMPI_Comm_f2c(*comm)};
+  set(ierror,
+      serve(a, [&] { return PMPI_Reduce(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm); }));
+}
+
+void reduce_scatter(const void* s, void* r, const MPI_Fint* counts, const MPI_Fint* type,
+                    const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* ierror) {
+  const Args a{"MPI_REDUCE_SCATTER",
+               CollectiveKind::reduce_scatter,
+               c_send(s),
+               c_recv(r),
+               0,
+               reinterpret_cast<const int*>(counts),
+               PMPI_Type_f2c(*type),
+               PMPI_Op_f2c(*op),
+               0,
+               PMPI_Comm_f2c(*comm)};
+  set(ierror, serve(a, [&] {
+        return PMPI_Reduce_scatter(a.send, a.recv, a.recvcounts, a.type, a.op, a.comm);
+      }));
+}
+
+}  // namespace
+}  // namespace hreduce::detail::mpi_dropin
+
+namespace dropin = hreduce::detail::mpi_dropin;
+
+// Each Fortran name of a call: the four mpif.h / `use mpi` manglings and
+// the mpi_f08 one, all forwarding to dropin::<call>.
+#define HREDUCE_FORTRAN(call, upper, params, args)  \
+  void mpi_##call##_ params { dropin::call args; }  \
+  void mpi_##call params { dropin::call args; }     \
+  void mpi_##call##__ params { dropin::call args; } \
+  void upper params { dropin::call args; }          \
+  void mpi_##call##_f08_ params { dropin::call args; }
+
+#define SIX_ARGS                                                                            \
+  (const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op, \
+   const MPI_Fint* comm, MPI_Fint* ierror)
+
+extern "C" {
+HREDUCE_FORTRAN(allreduce, MPI_ALLREDUCE, SIX_ARGS, (s, r, count, type, op, comm, ierror))
+HREDUCE_FORTRAN(scan, MPI_SCAN, SIX_ARGS, (s, r, count, type, op, comm, ierror))
+HREDUCE_FORTRAN(exscan, MPI_EXSCAN, SIX_ARGS, (s, r, count, type, op, comm, ierror))
+HREDUCE_FORTRAN(reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, SIX_ARGS,
+                (s, r, count, type, op, comm, ierror))
+HREDUCE_FORTRAN(reduce_scatter, MPI_REDUCE_SCATTER,
+                (const void* s, void* r, const MPI_Fint* counts, const MPI_Fint* type,
+                 const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* ierror),
+                (s, r, counts, type, op, comm, ierror))
+HREDUCE_FORTRAN(reduce, MPI_REDUCE,
+                (const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
+                 const MPI_Fint* op, const MPI_Fint* root, const MPI_Fint* comm, MPI_Fint* ierror),
+                (s, r, count, type, op, root, comm, ierror))
+}

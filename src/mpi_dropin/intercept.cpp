@@ -1,0 +1,232 @@
+// The MPI entry points the drop-in library defines. Linked before libmpi
+// (or preloaded), these strong definitions take the place of Open MPI's
+// MPI_* symbols, which are weak aliases of its PMPI_* ones. Everything here,
+// and everything hreduce does on the library's behalf, calls only PMPI_*.
+//
+// Each call either runs on the communicator's hreduce team (the calling
+// thread acting as its process's one member) or goes to the matching
+// PMPI_* call unchanged. No C++ exception leaves these functions: hreduce's
+// errors become MPI error codes passed to the communicator's error handler.
+#include <mpi.h>
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hreduce/error.hpp"
+#include "hreduce/team.hpp"
+#include "src/mpi_dropin/datatypes.hpp"
+#include "src/mpi_dropin/serve.hpp"
+#include "src/mpi_dropin/teams.hpp"
+
+namespace hreduce::detail::mpi_dropin {
+namespace {
+
+// An error code of class `error_class` whose string is `text` (MPI_Error_string
+// then shows hreduce's message), passed to the communicator's error handler.
+int report(MPI_Comm comm, int error_class, const std::string& text) {
+  static std::mutex mutex;
+  static std::map<int, int> code_of_class;
+  int code = error_class;
+  {
+    std::lock_guard lock(mutex);
+    auto found = code_of_class.find(error_class);
+    if (found == code_of_class.end()) {
+      int added = error_class;
+      if (PMPI_Add_error_code(error_class, &added) != MPI_SUCCESS) added = error_class;
+      found = code_of_class.emplace(error_class, added).first;
+    }
+    code = found->second;
+    if (code != error_class) {
+      const std::string message = "hreduce: " + text;
+      std::vector<char> bounded(message.begin(), message.end());
+      bounded.resize(std::min<std::size_t>(bounded.size(), MPI_MAX_ERROR_STRING - 1));
+      bounded.push_back('\0');
+      PMPI_Add_error_string(code, bounded.data());
+    }
+  }
+  PMPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+// The MPI class of an argument that this process alone can see is wrong.
+int local_error(const Args& a, int rank, int size) {
+  if (a.count < 0) return MPI_ERR_COUNT;
+  if (a.kind == CollectiveKind::reduce && (a.root < 0 || a.root >= size)) return MPI_ERR_ROOT;
+  // MPI_IN_PLACE belongs to the root of a reduce only.
+  if (a.kind == CollectiveKind::reduce && a.send == MPI_IN_PLACE && rank != a.root) {
+    return MPI_ERR_ARG;
+  }
+  if (a.kind == CollectiveKind::reduce_scatter) {
+    if (a.recvcounts == nullptr) return MPI_ERR_COUNT;
+    for (int r = 0; r < size; ++r) {
+      if (a.recvcounts[r] < 0) return MPI_ERR_COUNT;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+// The class of an error hreduce found across processes: processes that
+// disagree on their counts or root, or anything else.
+int class_of(const std::string& text) {
+  if (text.find("disagree") == std::string::npos) return MPI_ERR_OTHER;
+  auto values_after = [&](const std::string& word) {
+    std::vector<std::string> values;
+    for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+      const std::size_t from = at + word.size();
+      values.push_back(text.substr(from, text.find_first_not_of("-0123456789", from) - from));
+    }
+    return values;
+  };
+  auto differ = [](const std::vector<std::string>& v) {
+    for (const auto& x : v) {
+      if (x != v.front()) return true;
+    }
+    return false;
+  };
+  if (differ(values_after(" with count "))) return MPI_ERR_COUNT;
+  if (differ(values_after(", root "))) return MPI_ERR_ROOT;
+  return MPI_ERR_ARG;
+}
+
+}  // namespace
+
+int serve(const Args& a, const std::function<int()>& pmpi) {
+  if (!settings().enabled) return pmpi();
+  if (a.comm == MPI_COMM_NULL) {
+    handed_on(a.name, "MPI_COMM_NULL");
+    return pmpi();
+  }
+  try {
+    const Datatype type = describe(a.type);
+    const Combiner combiner(a.op, type, a.type);
+    if (!combiner.why_not().empty()) {
+      handed_on(a.name, combiner.why_not());
+      return pmpi();
+    }
+    std::string why;
+    Team* team = team_for(a.comm, why);
+    if (team == nullptr) {
+      handed_on(a.name, why);
+      return pmpi();
+    }
+    Member& me = team->member(0);
+    // One member per process, in communicator rank order: team ranks are
+    // communicator ranks.
+    const int rank = me.rank(), size = me.size();
+    const int problem = local_error(a, rank, size);
+    if (problem != MPI_SUCCESS) {
+      // Take part anyway, with arguments the team rejects, so that the
+      // other processes learn it at once instead of waiting for us.
+      Call refused(a.kind, nullptr, nullptr, 1, nullptr, SIZE_MAX, SIZE_MAX, 0, combiner.erased(),
+                   kDefaultCollectiveOptions);
+      refused.options = nullptr;
+      try {
+        execute_erased(me, refused);
+      } catch (const Error&) {
+      }
+      return report(a.comm, problem, std::string(a.name) + ": invalid argument on this process");
+    }
+    const std::size_t per = combiner.per_element();
+    const bool in_place = a.send == MPI_IN_PLACE;
+    const void* in = in_place ? a.recv : a.send;
+    void* out = a.recv;
+    std::size_t n = static_cast<std::size_t>(a.count) * per;
+    std::vector<std::size_t> counts;
+    if (a.kind == CollectiveKind::reduce) {
+      if (rank != a.root) out = nullptr;
+    } else if (a.kind == CollectiveKind::reduce_scatter) {
+      counts.resize(static_cast<std::size_t>(size));
+      for (int r = 0; r < size; ++r) {
+        counts[static_cast<std::size_t>(r)] = static_cast<std::size_t>(a.recvcounts[r]) * per;
+      }
+      n = counts.size();
+    }
+    Call call(a.kind, in, out, n, counts.empty() ? nullptr : counts.data(), SIZE_MAX, SIZE_MAX,
+              a.root, combiner.erased(), kDefaultCollectiveOptions);
+    call.options = nullptr;  // the team's defaults
+    execute_erased(me, call);
+    counters().served.fetch_add(1, std::memory_order_relaxed);
+    return MPI_SUCCESS;
+  } catch (const Error& e) {
+    return report(a.comm, class_of(e.what()), e.what());
+  } catch (const std::exception& e) {
+    return report(a.comm, MPI_ERR_INTERN, e.what());
+  } catch (...) {
+    return report(a.comm, MPI_ERR_INTERN, "an unknown exception");
+  }
+}
+
+}  // namespace hreduce::detail::mpi_dropin
+
+using hreduce::detail::CollectiveKind;
+using hreduce::detail::mpi_dropin::Args;
+using hreduce::detail::mpi_dropin::serve;
+
+namespace {
+
+// The calls shaped (send, recv, count, type, op, comm), as PMPI_* takes them.
+int count_call(const char* name, CollectiveKind kind,
+               int (*pmpi)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm),
+               const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+               MPI_Comm comm) {
+  const Args a{name, kind, send, recv, count, nullptr, type, op, 0, comm};
+  return serve(a, [&] { return pmpi(send, recv, count, type, op, comm); });
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm) {
+  return count_call("MPI_Allreduce", CollectiveKind::allreduce, &PMPI_Allreduce, sendbuf, recvbuf,
+                    count, datatype, op, comm);
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm) {
+  return count_call("MPI_Scan", CollectiveKind::scan, &PMPI_Scan, sendbuf, recvbuf, count, datatype,
+                    op, comm);
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm) {
+  return count_call("MPI_Exscan", CollectiveKind::exscan, &PMPI_Exscan, sendbuf, recvbuf, count,
+                    datatype, op, comm);
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return count_call("MPI_Reduce_scatter_block", CollectiveKind::reduce_scatter_block,
+                    &PMPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm) {
+  const Args a{
+      "MPI_Reduce", CollectiveKind::reduce, sendbuf, recvbuf, count, nullptr, datatype, op, root,
+      comm};
+  return serve(a, [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); });
+}
+
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  const Args a{"MPI_Reduce_scatter",
+               CollectiveKind::reduce_scatter,
+               sendbuf,
+               recvbuf,
+               0,
+               recvcounts,
+               datatype,
+               op,
+               0,
+               comm};
+  return serve(
+      a, [&] { return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
+}
+
+}  // extern "C"

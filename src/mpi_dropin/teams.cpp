@@ -1,0 +1,170 @@
+#include "src/mpi_dropin/teams.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "hreduce/error.hpp"
+#include "src/hybrid/mpi_team.hpp"
+
+namespace hreduce::detail::mpi_dropin {
+namespace {
+
+struct CommState {
+  unsigned long calls = 0;
+  std::unique_ptr<Team> team;
+  std::string unserved;  // why this communicator goes to PMPI for good
+};
+
+std::mutex registry_mutex;
+// Every communicator's state, so that MPI_Finalize can release them all.
+std::unordered_map<CommState*, bool>& registry() {
+  static std::unordered_map<CommState*, bool> states;
+  return states;
+}
+int comm_keyval = MPI_KEYVAL_INVALID;
+int self_keyval = MPI_KEYVAL_INVALID;
+// Bumped whenever a state goes, so that no thread trusts a cached lookup
+// of a freed communicator whose handle MPI reused.
+std::atomic<unsigned> generation{0};
+
+void release(CommState* state) {
+  generation.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(registry_mutex);
+    if (registry().erase(state) == 0) return;  // released at finalize already
+  }
+  delete state;
+}
+
+int delete_comm_state(MPI_Comm, int, void* value, void*) {
+  release(static_cast<CommState*>(value));
+  return MPI_SUCCESS;
+}
+
+int finalize_all(MPI_Comm, int, void*, void*) {
+  generation.fetch_add(1, std::memory_order_relaxed);
+  std::unordered_map<CommState*, bool> states;
+  {
+    std::lock_guard lock(registry_mutex);
+    states.swap(registry());
+  }
+  for (auto& entry : states) delete entry.first;
+  if (settings().verbose) {
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "hreduce: process %d: %lu calls served, %lu handed on to PMPI\n", rank,
+                 counters().served.load(), counters().handed_on.load());
+  }
+  return MPI_SUCCESS;
+}
+
+bool env_flag(const char* name, bool fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  return !(std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0 ||
+           std::strcmp(value, "false") == 0 || std::strcmp(value, "no") == 0);
+}
+
+// Both keyvals, once; MPI_COMM_SELF's attribute is what runs finalize_all.
+void make_keyvals() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_comm_state, &comm_keyval, nullptr);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &finalize_all, &self_keyval, nullptr);
+    PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, nullptr);
+  });
+}
+
+}  // namespace
+
+const Settings& settings() {
+  static const Settings s = [] {
+    Settings s;
+    s.enabled = env_flag("HREDUCE_MPI", true);
+    s.verbose = env_flag("HREDUCE_MPI_VERBOSE", false);
+    if (const char* warmup = std::getenv("HREDUCE_MPI_WARMUP_CALLS")) {
+      char* end = nullptr;
+      const unsigned long value = std::strtoul(warmup, &end, 10);
+      if (end != warmup && *end == '\0') s.warmup = value;
+    }
+    return s;
+  }();
+  return s;
+}
+
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+
+void handed_on(const char* call, const std::string& why) {
+  counters().handed_on.fetch_add(1, std::memory_order_relaxed);
+  if (!settings().verbose || why.empty()) return;
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard lock(mutex);
+  if (said.insert(std::string(call) + ": " + why).second) {
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "hreduce: process %d: %s handed to PMPI: %s\n", rank, call, why.c_str());
+  }
+}
+
+Team* team_for(MPI_Comm comm, std::string& why) {
+  // The communicator of the previous call, whose team this thread found.
+  struct Last {
+    MPI_Comm comm = MPI_COMM_NULL;
+    Team* team = nullptr;
+    unsigned generation = 0;
+  };
+  thread_local Last last;
+  if (last.comm == comm && last.team != nullptr &&
+      last.generation == generation.load(std::memory_order_relaxed)) {
+    return last.team;
+  }
+  make_keyvals();
+  void* value = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, comm_keyval, &value, &found);
+  CommState* state = static_cast<CommState*>(value);
+  if (!found) {
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    state = new CommState;
+    if (inter) state->unserved = "an intercommunicator";
+    {
+      std::lock_guard lock(registry_mutex);
+      registry().emplace(state, true);
+    }
+    PMPI_Comm_set_attr(comm, comm_keyval, state);
+  }
+  if (!state->unserved.empty()) {
+    why = state->unserved;
+    return nullptr;
+  }
+  if (state->team) {
+    last = {comm, state->team.get(), generation.load(std::memory_order_relaxed)};
+    return state->team.get();
+  }
+  if (state->calls++ < settings().warmup) return nullptr;
+  try {
+    TeamOptions options;
+    options.bind = false;  // the members are the application's own threads
+    // Reading the machine with hwloc is most of building a team: once per
+    // process is enough.
+    static const Topology machine = Topology::discover();
+    options.topology = machine;
+    state->team = std::make_unique<Team>(build_mpi_team(comm, 1, options, MpiTeamOptions{}));
+  } catch (const std::exception& e) {
+    state->unserved = std::string("building a team failed: ") + e.what();
+    why = state->unserved;
+    return nullptr;
+  }
+  return state->team.get();
+}
+
+}  // namespace hreduce::detail::mpi_dropin

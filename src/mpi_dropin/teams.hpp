@@ -1,0 +1,48 @@
+// One hreduce team per communicator, made when the communicator has seen a
+// few intercepted calls (before that, and for a communicator used once, the
+// calls go to PMPI: building a team costs far more than one small call).
+// Every process counts the same calls on a communicator, so every process
+// builds the team at the same call: the building is collective, as it must
+// be. Teams are kept as an attribute of their communicator, freed by the
+// attribute's delete callback at MPI_Comm_free, and the ones left at
+// MPI_Finalize (MPI_COMM_WORLD's among them) by an attribute on
+// MPI_COMM_SELF, whose delete callback MPI runs first in MPI_Finalize while
+// MPI still works.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "hreduce/team.hpp"
+
+namespace hreduce::detail::mpi_dropin {
+
+// Settings read once from the environment.
+struct Settings {
+  bool enabled = true;   // HREDUCE_MPI=off turns interception off
+  bool verbose = false;  // HREDUCE_MPI_VERBOSE=1
+  // HREDUCE_MPI_WARMUP_CALLS: calls on a communicator that go to PMPI before
+  // its team is built (a team costs 0.4 ms, the first of a process 8 ms:
+  // bench/mpi/dropin_latency).
+  unsigned long warmup = 8;
+};
+const Settings& settings();
+
+// Calls served and handed on by this process.
+struct Counters {
+  std::atomic<unsigned long> served{0}, handed_on{0};
+};
+Counters& counters();
+
+// With HREDUCE_MPI_VERBOSE, says once per reason that `call` went to PMPI.
+void handed_on(const char* call, const std::string& why);
+
+// The team of `comm`, or null when this call goes to PMPI (too early, an
+// intercommunicator, or building the team failed: `why` says which, empty
+// while warming up). Collective at the call that builds the team.
+Team* team_for(MPI_Comm comm, std::string& why);
+
+}  // namespace hreduce::detail::mpi_dropin
