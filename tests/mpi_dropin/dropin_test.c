@@ -30,7 +30,7 @@ static void fail(const char* what, const char* type, const char* op, int count, 
 }
 
 /* ---- element types: how to fill one element and compare two ---- */
-enum { INT = 1, FLT = 2, CPX = 4, LOG = 8, BYT = 16, PAIR = 32 };
+enum { INT = 1, FLT = 2, CPX = 4, LOG = 8, BYT = 16, PAIR = 32, FINT = 64 /* Fortran integers */ };
 
 typedef struct {
   float v;
@@ -126,6 +126,19 @@ FILL_PAIR(long_int, long_int)
 FILL_PAIR(int_int, int_int)
 FILL_PAIR(short_int, short_int)
 FILL_PAIR(long_double_int, long_double_int)
+
+/* Fortran's pair types hold two values of one type (gfortran's REAL,
+ * DOUBLE PRECISION and INTEGER are float, double and int); LOGICAL is an
+ * int that is 0 or 1. */
+typedef struct {
+  float v, i;
+} real_pair;
+typedef struct {
+  double v, i;
+} double_pair;
+FILL_PAIR(real_pair, real_pair)
+FILL_PAIR(double_pair, double_pair)
+static void fill_logical(void* b, size_t i, int r, int s) { ((int*)b)[i] = tiny(r, i, s); }
 
 typedef struct {
   MPI_Datatype type;
@@ -434,14 +447,32 @@ int main(int argc, char** argv) {
       {MPI_SHORT_INT, "MPI_SHORT_INT", sizeof(short_int), PAIR, fill_short_int, eq_short_int},
       {MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", sizeof(long_double_int), PAIR,
        fill_long_double_int, eq_long_double_int},
+      /* Fortran's types, from C. */
+      {MPI_INTEGER, "MPI_INTEGER", sizeof(int), FINT, fill_int_, eq_int_},
+      {MPI_INTEGER8, "MPI_INTEGER8", 8, FINT, fill_i64, eq_i64},
+      {MPI_REAL, "MPI_REAL", sizeof(float), FLT, fill_flt, eq_flt},
+      {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", sizeof(double), FLT, fill_dbl, eq_dbl},
+      {MPI_COMPLEX, "MPI_COMPLEX", sizeof(float _Complex), CPX, fill_cflt, eq_cflt},
+      {MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", sizeof(double _Complex), CPX, fill_cdbl, eq_cdbl},
+      {MPI_LOGICAL, "MPI_LOGICAL", sizeof(int), LOG, fill_logical, eq_int_},
+      {MPI_2INTEGER, "MPI_2INTEGER", sizeof(int_int), PAIR, fill_int_int, eq_int_int},
+      {MPI_2REAL, "MPI_2REAL", sizeof(real_pair), PAIR, fill_real_pair, eq_real_pair},
+      {MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", sizeof(double_pair), PAIR, fill_double_pair,
+       eq_double_pair},
   };
   const OpCase ops[] = {
-      {MPI_MAX, "MPI_MAX", INT | FLT},       {MPI_MIN, "MPI_MIN", INT | FLT},
-      {MPI_SUM, "MPI_SUM", INT | FLT | CPX}, {MPI_PROD, "MPI_PROD", INT | FLT | CPX},
-      {MPI_LAND, "MPI_LAND", INT | LOG},     {MPI_LOR, "MPI_LOR", INT | LOG},
-      {MPI_LXOR, "MPI_LXOR", INT | LOG},     {MPI_BAND, "MPI_BAND", INT | BYT},
-      {MPI_BOR, "MPI_BOR", INT | BYT},       {MPI_BXOR, "MPI_BXOR", INT | BYT},
-      {MPI_MAXLOC, "MPI_MAXLOC", PAIR},      {MPI_MINLOC, "MPI_MINLOC", PAIR},
+      {MPI_MAX, "MPI_MAX", INT | FINT | FLT},
+      {MPI_MIN, "MPI_MIN", INT | FINT | FLT},
+      {MPI_SUM, "MPI_SUM", INT | FINT | FLT | CPX},
+      {MPI_PROD, "MPI_PROD", INT | FINT | FLT | CPX},
+      {MPI_LAND, "MPI_LAND", INT | LOG},
+      {MPI_LOR, "MPI_LOR", INT | LOG},
+      {MPI_LXOR, "MPI_LXOR", INT | LOG},
+      {MPI_BAND, "MPI_BAND", INT | FINT | BYT},
+      {MPI_BOR, "MPI_BOR", INT | FINT | BYT},
+      {MPI_BXOR, "MPI_BXOR", INT | FINT | BYT},
+      {MPI_MAXLOC, "MPI_MAXLOC", PAIR},
+      {MPI_MINLOC, "MPI_MINLOC", PAIR},
   };
   const int ntypes = (int)(sizeof types / sizeof types[0]);
   const int nops = (int)(sizeof ops / sizeof ops[0]);
