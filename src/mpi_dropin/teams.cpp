@@ -89,7 +89,14 @@ const Settings& settings() {
     if (const char* warmup = std::getenv("HREDUCE_MPI_WARMUP_CALLS")) {
       char* end = nullptr;
       const unsigned long value = std::strtoul(warmup, &end, 10);
-      if (end != warmup && *end == '\0') s.warmup = value;
+      if (end != warmup && *end == '\0' && warmup[0] != '-') {
+        s.warmup = value;
+      } else {
+        // No exception may leave the library: say so, and go on.
+        std::fprintf(stderr,
+                     "hreduce: HREDUCE_MPI_WARMUP_CALLS='%s' is not a count of calls; using %lu\n",
+                     warmup, s.warmup);
+      }
     }
     return s;
   }();
