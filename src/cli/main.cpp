@@ -3,8 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "src/cli/commands.hpp"
 #include "hreduce/error.hpp"
+#include "src/cli/commands.hpp"
+#include "src/engine/environment.hpp"
 
 namespace {
 
@@ -60,6 +61,15 @@ topo options:
 
 }  // namespace
 
+// The usage, then every environment variable hreduce reads (one table:
+// src/engine/environment.hpp).
+void print_usage(std::ostream& out) {
+  out << kUsage << "\nenvironment (overrides the options in code):\n";
+  for (const hreduce::detail::EnvironmentVariable& v : hreduce::detail::kEnvironment) {
+    out << "  " << v.name << "\n      " << v.meaning << "\n      unset: " << v.fallback << "\n";
+  }
+}
+
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + (argc > 1 ? 2 : 1), argv + argc);
   const std::string command = argc > 1 ? argv[1] : "help";
@@ -68,17 +78,18 @@ int main(int argc, char** argv) {
     // has every command's options.
     for (const std::string& arg : args) {
       if ((command == "bench" || command == "topo") && (arg == "--help" || arg == "-h")) {
-        std::cout << kUsage;
+        print_usage(std::cout);
         return 0;
       }
     }
     if (command == "topo") return hreduce::cli::topo_command(args);
     if (command == "bench") return hreduce::cli::bench_command(args);
     if (command == "help" || command == "--help" || command == "-h") {
-      std::cout << kUsage;
+      print_usage(std::cout);
       return 0;
     }
-    std::cerr << "hreduce: unknown command '" << command << "'\n" << kUsage;
+    std::cerr << "hreduce: unknown command '" << command << "'\n";
+    print_usage(std::cerr);
     return 2;
   } catch (const hreduce::Error& e) {
     std::cerr << e.what() << '\n';

@@ -40,15 +40,8 @@ std::vector<int> allgather(detail::Channel& channel, int value) {
 }
 
 int procs_per_node(const MpiTeamOptions& mpi) {
-  const char* text = std::getenv("HREDUCE_PROCS_PER_NODE");
-  if (text == nullptr || *text == '\0') return mpi.procs_per_node;
-  char* end = nullptr;
-  const long k = std::strtol(text, &end, 10);
-  if (*end != '\0' || k < 0) {
-    throw Error(std::string("make_mpi_team: HREDUCE_PROCS_PER_NODE must be a number >= 0, got '") +
-                text + "'");
-  }
-  return static_cast<int>(k);
+  return static_cast<int>(detail::count_from_environment(
+      "make_mpi_team", "HREDUCE_PROCS_PER_NODE", "processes", mpi.procs_per_node));
 }
 
 // Node index of every process: virtual nodes of k consecutive ranks, or the

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "hreduce/error.hpp"
+#include "src/engine/environment.hpp"
 #include "src/hybrid/mpi_team.hpp"
 
 namespace hreduce::detail::mpi_dropin {
@@ -62,13 +63,6 @@ int finalize_all(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-bool env_flag(const char* name, bool fallback) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return fallback;
-  return !(std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0 ||
-           std::strcmp(value, "false") == 0 || std::strcmp(value, "no") == 0);
-}
-
 // Both keyvals, once; MPI_COMM_SELF's attribute is what runs finalize_all.
 void make_keyvals() {
   static std::once_flag once;
@@ -84,19 +78,15 @@ void make_keyvals() {
 const Settings& settings() {
   static const Settings s = [] {
     Settings s;
-    s.enabled = env_flag("HREDUCE_MPI", true);
-    s.verbose = env_flag("HREDUCE_MPI_VERBOSE", false);
-    if (const char* warmup = std::getenv("HREDUCE_MPI_WARMUP_CALLS")) {
-      char* end = nullptr;
-      const unsigned long value = std::strtoul(warmup, &end, 10);
-      if (end != warmup && *end == '\0' && warmup[0] != '-') {
-        s.warmup = value;
-      } else {
-        // No exception may leave the library: say so, and go on.
-        std::fprintf(stderr,
-                     "hreduce: HREDUCE_MPI_WARMUP_CALLS='%s' is not a count of calls; using %lu\n",
-                     warmup, s.warmup);
-      }
+    s.enabled = flag_from_environment("HREDUCE_MPI", true);
+    s.verbose = flag_from_environment("HREDUCE_MPI_VERBOSE", false);
+    try {
+      s.warmup = static_cast<unsigned long>(count_from_environment(
+          "libhreduce_mpi.so", "HREDUCE_MPI_WARMUP_CALLS", "calls",
+          static_cast<long long>(s.warmup)));
+    } catch (const Error& e) {
+      // No exception may leave the library: say so, and go on.
+      std::fprintf(stderr, "hreduce: %s; using %lu\n", e.what(), s.warmup);
     }
     return s;
   }();

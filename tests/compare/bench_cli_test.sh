@@ -182,10 +182,24 @@ for command in "bench --help" "topo --help" "bench -h" "help"; do
     fail "'hreduce ${command}' exited non-zero"
   elif ! grep -q "^usage: hreduce" "${tmp}/usage.out" || ! grep -q "^topo options:" "${tmp}/usage.out"; then
     fail "'hreduce ${command}' did not print the usage"
+  elif ! grep -q "^environment" "${tmp}/usage.out"; then
+    fail "'hreduce ${command}' did not list the environment variables"
   else
     echo "ok: 'hreduce ${command}' prints the usage"
   fi
 done
+
+# Every HREDUCE_ variable the sources read is in the table --help prints
+# (src/engine/environment.hpp; reading one outside it throws).
+"${hreduce}" help >"${tmp}/usage.out" 2>&1
+for variable in HREDUCE_TIMEOUT_MS HREDUCE_SPIN_US HREDUCE_PROCS_PER_NODE HREDUCE_MPI \
+  HREDUCE_MPI_VERBOSE HREDUCE_MPI_WARMUP_CALLS; do
+  grep -q "^  ${variable}\$" "${tmp}/usage.out" || fail "'hreduce help' does not list ${variable}"
+done
+HREDUCE_TIMEOUT_MS=soon "${hreduce}" bench --members 2 --max-bytes 8 --min-time-ms 1 \
+  >"${tmp}/env.out" 2>&1 && fail "a malformed HREDUCE_TIMEOUT_MS was accepted"
+grep -q "HREDUCE_TIMEOUT_MS must be a number of milliseconds >= 0, got 'soon'" "${tmp}/env.out" ||
+  fail "a malformed HREDUCE_TIMEOUT_MS: no message naming it"
 
 # --- Bad input: a clear message and a non-zero exit ----------------------------
 
