@@ -49,23 +49,12 @@ void set(MPI_Fint* ierror, int rc) {
   if (ierror != nullptr) *ierror = static_cast<MPI_Fint>(rc);
 }
 
-// The calls shaped (send, recv, count, type, op, comm), as PMPI_* takes them.
-using CountCall = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
-
+// The C entry's shared path, with the Fortran handles and buffers made C's.
 void count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void* s, void* r,
                 const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op,
                 const MPI_Fint* comm, MPI_Fint* ierror) {
-  const Args a{name,
-               kind,
-               c_send(s),
-               c_recv(r),
-               *count,
-               nullptr,
-               PMPI_Type_f2c(*type),
-               PMPI_Op_f2c(*op),
-               0,
-               PMPI_Comm_f2c(*comm)};
-  set(ierror, serve(a, [&] { return pmpi(a.send, a.recv, a.count, a.type, a.op, a.comm); }));
+  set(ierror, mpi_dropin::count_call(name, kind, pmpi, c_send(s), c_recv(r), *count,
+                                     PMPI_Type_f2c(*type), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm)));
 }
 
 void allreduce(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,

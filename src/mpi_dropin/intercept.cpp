@@ -160,24 +160,18 @@ int serve(const Args& a, const std::function<int()>& pmpi) {
   }
 }
 
-}  // namespace hreduce::detail::mpi_dropin
-
-using hreduce::detail::CollectiveKind;
-using hreduce::detail::mpi_dropin::Args;
-using hreduce::detail::mpi_dropin::serve;
-
-namespace {
-
-// The calls shaped (send, recv, count, type, op, comm), as PMPI_* takes them.
-int count_call(const char* name, CollectiveKind kind,
-               int (*pmpi)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm),
-               const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-               MPI_Comm comm) {
+int count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void* send, void* recv,
+               int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   const Args a{name, kind, send, recv, count, nullptr, type, op, 0, comm};
   return serve(a, [&] { return pmpi(send, recv, count, type, op, comm); });
 }
 
-}  // namespace
+}  // namespace hreduce::detail::mpi_dropin
+
+using hreduce::detail::CollectiveKind;
+using hreduce::detail::mpi_dropin::Args;
+using hreduce::detail::mpi_dropin::count_call;
+using hreduce::detail::mpi_dropin::serve;
 
 extern "C" {
 

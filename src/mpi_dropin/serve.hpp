@@ -26,4 +26,10 @@ struct Args {
 
 int serve(const Args& a, const std::function<int()>& pmpi);
 
+// The calls shaped (send, recv, count, type, op, comm), as PMPI_* takes
+// them: allreduce, scan, exscan, reduce_scatter_block.
+using CountCall = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+int count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void* send, void* recv,
+               int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+
 }  // namespace hreduce::detail::mpi_dropin
