@@ -90,10 +90,10 @@ void combine(const T* a, const T* b, T* out, std::size_t n, const Op& op) {
 template <class T, class Op>
 void reduce_local(const T* in, T* inout, std::size_t n, const Op& op) {
   if (n > 0 && in == nullptr) {
-    throw Error("reduce_local: in is a null pointer but n = " + std::to_string(n));
+    throw ArgumentError("reduce_local: in is a null pointer but n = " + std::to_string(n));
   }
   if (n > 0 && inout == nullptr) {
-    throw Error("reduce_local: inout is a null pointer but n = " + std::to_string(n));
+    throw ArgumentError("reduce_local: inout is a null pointer but n = " + std::to_string(n));
   }
   combine(in, inout, inout, n, op);
 }
@@ -103,7 +103,7 @@ void reduce_local(const T* in, T* inout, std::size_t n, const Op& op) {
 template <class T, class Op>
 void reduce_local(std::span<const T> in, std::span<T> inout, const Op& op) {
   if (in.size() != inout.size()) {
-    throw Error("reduce_local: in has " + std::to_string(in.size()) +
+    throw ArgumentError("reduce_local: in has " + std::to_string(in.size()) +
                 " elements but inout has " + std::to_string(inout.size()));
   }
   reduce_local(in.data(), inout.data(), in.size(), op);

@@ -1,4 +1,5 @@
-// The one exception type of hreduce.
+// The exceptions of hreduce (docs/errors.md). Every failure is an Error;
+// its class says what the program can do next.
 #pragma once
 
 #include <stdexcept>
@@ -6,11 +7,46 @@
 
 namespace hreduce {
 
-// Every failure the runtime reports is an Error. Messages name the operation,
-// the member (where there is one) and the values that were compared.
+// The root: catch it to catch everything hreduce throws. Messages name the
+// operation, the member (where there is one) and the values compared.
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A bad argument, or members whose calls disagree (count, type, op, root,
+// counts, options), found before any data moved; also a bad option when a
+// team is built. The team stays usable: fix the call and go on. (Unless a
+// member had already left the call, run_ahead: then UnusableTeamError.)
+class ArgumentError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A user op threw on some member; what() keeps the op's own message. Every
+// member throws it in the same call, the outputs are unspecified, and the
+// team stays usable.
+class OpError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The team can no longer be used: a member did not arrive within
+// TeamOptions::timeout, a process of the node died, or members fell out of
+// step (a failure in a call that some member had already left). Every
+// later call on the team throws this too; Team::usable() says false. Build
+// a new team (over MPI: the processes that remain decide how to go on).
+class UnusableTeamError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The transport failed: an MPI call returned an error (what() carries MPI's
+// error string), or the node's shared memory could not be set up. A team
+// that was running is unusable after it.
+class TransportError : public UnusableTeamError {
+ public:
+  using UnusableTeamError::UnusableTeamError;
 };
 
 }  // namespace hreduce

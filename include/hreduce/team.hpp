@@ -12,15 +12,16 @@
 // legal, in place by passing the same buffer as input and output, bitwise
 // identical allreduce results on all members, the same bits run after run.
 // Every member calls the same collectives in the same order with matching
-// arguments; a mismatch, a bad argument on any member, or a user op that
-// throws on any member makes the call throw hreduce::Error on every member,
-// and the team stays usable. One exception: in a small reduce, scan or
-// exscan, members that only contribute (not the root; member 0 of a scan)
-// return without waiting for the others, as MPI's eager sends do (see
+// arguments; a mismatch or a bad argument on any member makes the call throw
+// ArgumentError on every member, a user op that throws OpError, and the
+// team stays usable. One exception: in a small reduce, scan or exscan,
+// members that only contribute (not the root; member 0 of a scan) return
+// without waiting for the others, as MPI's eager sends do (see
 // TeamOptions::run_ahead). If such a call fails, the members still in it
 // throw, those that had left throw at their next call, and the team is
-// unusable. A member that never arrives makes the others throw after
-// TeamOptions::timeout (off by default), and the team is then unusable.
+// unusable (UnusableTeamError). A member that never arrives makes the
+// others throw UnusableTeamError after TeamOptions::timeout (off by
+// default). docs/errors.md.
 #pragma once
 
 #include <chrono>
@@ -261,6 +262,10 @@ class Team {
   int size() const;
   int local_size() const;
   int processes() const;
+  // False once the team broke (docs/errors.md): a member timed out or died,
+  // or members fell out of step. Every call then throws UnusableTeamError;
+  // an ArgumentError or OpError leaves the team usable.
+  bool usable() const;
   // Which algorithms a collective of this size would run, and why.
   std::string explain(std::string_view collective, std::size_t bytes_per_member) const;
   // The shared-memory path inside each process alone: "mailbox", "tree" or
@@ -286,7 +291,7 @@ class Team {
     static_assert(std::is_trivially_copyable_v<T>, "Team::allocate: T must be trivially copyable");
     static_assert(alignof(T) <= 64, "Team::allocate: T's alignment exceeds 64 bytes");
     if (n > SIZE_MAX / sizeof(T)) {
-      throw Error("Team::allocate: " + std::to_string(n) + " elements of " +
+      throw ArgumentError("Team::allocate: " + std::to_string(n) + " elements of " +
                   std::to_string(sizeof(T)) + " bytes overflow size_t");
     }
     return {static_cast<T*>(allocate_bytes(n * sizeof(T))), n};

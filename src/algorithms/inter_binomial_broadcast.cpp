@@ -19,7 +19,7 @@ namespace hreduce::detail::inter {
 void binomial_broadcast(Channel& channel, void* buf, std::size_t bytes, int root) {
   const int P = channel.size();
   if (root < 0 || root >= P) {
-    throw Error("binomial_broadcast: root " + std::to_string(root) + " is outside 0.." +
+    throw ArgumentError("binomial_broadcast: root " + std::to_string(root) + " is outside 0.." +
                 std::to_string(P - 1));
   }
   const int v = (channel.rank() - root + P) % P;

@@ -10,7 +10,7 @@ namespace hreduce::detail::inter {
 
 void require_commutative(const ErasedOp& op, const char* algorithm) {
   if (op.commutative) return;
-  throw Error(std::string(algorithm) + ": needs a commutative op, got the non-commutative op \"" +
+  throw ArgumentError(std::string(algorithm) + ": needs a commutative op, got the non-commutative op \"" +
               op.op_name + "\"");
 }
 

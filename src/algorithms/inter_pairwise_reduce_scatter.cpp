@@ -28,7 +28,7 @@ namespace hreduce::detail::inter {
 void pairwise_reduce_scatter(Channel& channel, const void* in, void* out, const std::size_t* counts,
                              const ErasedOp& op, Workspace& workspace) {
   require_commutative(op, "pairwise_reduce_scatter");
-  if (counts == nullptr) throw Error("pairwise_reduce_scatter: counts is a null pointer");
+  if (counts == nullptr) throw ArgumentError("pairwise_reduce_scatter: counts is a null pointer");
   const int P = channel.size();
   const int me = channel.rank();
   const std::size_t es = op.elem_size;

@@ -21,7 +21,7 @@ namespace hreduce::detail::inter {
 
 void reduce_then_scatter(Channel& channel, const void* in, void* out, const std::size_t* counts,
                          const ErasedOp& op, Workspace& workspace) {
-  if (counts == nullptr) throw Error("reduce_then_scatter: counts is a null pointer");
+  if (counts == nullptr) throw ArgumentError("reduce_then_scatter: counts is a null pointer");
   const int P = channel.size();
   const int me = channel.rank();
   const std::size_t es = op.elem_size;

@@ -61,7 +61,7 @@ const Transfer* next_incoming(const Schedule& schedule, int member, const Transf
 void execute_schedule(Channel& channel, const Schedule& schedule, void* buf, std::size_t n,
                       const ErasedOp& op, Workspace& workspace, int tag) {
   if (schedule.size() != channel.size()) {
-    throw Error("execute_schedule: the schedule has " + std::to_string(schedule.size()) +
+    throw ArgumentError("execute_schedule: the schedule has " + std::to_string(schedule.size()) +
                 " members but the channel has " + std::to_string(channel.size()));
   }
   const int me = channel.rank();

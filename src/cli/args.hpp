@@ -23,10 +23,10 @@ class Args {
       if (flags.count(a)) {
         values_[a] = "";
       } else if (valued.count(a)) {
-        if (i + 1 >= argv.size()) throw Error(command + ": option " + a + " needs a value");
+        if (i + 1 >= argv.size()) throw ArgumentError(command + ": option " + a + " needs a value");
         values_[a] = argv[++i];
       } else {
-        throw Error(command + ": unknown argument '" + a + "' (try: hreduce help)");
+        throw ArgumentError(command + ": unknown argument '" + a + "' (try: hreduce help)");
       }
     }
   }
@@ -50,7 +50,7 @@ class Args {
       used = 0;
     }
     if (used != text->size() || value < min_value) {
-      throw Error(command_ + ": " + name + " wants an integer >= " + std::to_string(min_value) +
+      throw ArgumentError(command_ + ": " + name + " wants an integer >= " + std::to_string(min_value) +
                   ", got '" + *text + "'");
     }
     return value;

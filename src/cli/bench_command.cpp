@@ -25,13 +25,13 @@ CollectiveOptions collective_options(const Args& args, int radix) {
   options.radix = radix;
   if (auto name = args.get("--algorithm")) {
     auto algorithm = parse_algorithm(*name);
-    if (!algorithm) throw Error("hreduce bench: --algorithm wants automatic, tree or sliced, got '" + *name + "'");
+    if (!algorithm) throw ArgumentError("hreduce bench: --algorithm wants automatic, tree or sliced, got '" + *name + "'");
     options.algorithm = *algorithm;
   }
   if (auto name = args.get("--tree")) {
     auto shape = parse_tree_shape(*name);
     if (!shape) {
-      throw Error("hreduce bench: --tree wants hierarchical, binomial, knomial, binary, flat or "
+      throw ArgumentError("hreduce bench: --tree wants hierarchical, binomial, knomial, binary, flat or "
                   "chain, got '" + *name + "'");
     }
     options.tree = *shape;
@@ -47,7 +47,7 @@ CollectiveOptions collective_options(const Args& args, int radix) {
 void reject_options(const Args& args, std::initializer_list<const char*> names,
                     const char* why) {
   for (const char* name : names) {
-    if (args.has(name)) throw Error(std::string("hreduce bench: ") + name + why);
+    if (args.has(name)) throw ArgumentError(std::string("hreduce bench: ") + name + why);
   }
 }
 

@@ -27,7 +27,7 @@ struct MachineChoice {
 // Defaults: this machine, one member per core, compact, default_levels().
 inline MachineChoice choose_machine(const std::string& command, const Args& args) {
   if (args.has("--synthetic") && args.has("--xml")) {
-    throw Error(command + ": give --synthetic or --xml, not both");
+    throw ArgumentError(command + ": give --synthetic or --xml, not both");
   }
   Topology topology = args.has("--synthetic") ? Topology::synthetic(*args.get("--synthetic"))
                       : args.has("--xml")     ? Topology::from_xml(*args.get("--xml"))
@@ -39,7 +39,7 @@ inline MachineChoice choose_machine(const std::string& command, const Args& args
   if (auto name = args.get("--placement")) {
     auto parsed = parse_placement(*name);
     if (!parsed) {
-      throw Error(command + ": --placement wants compact or scatter, got '" + *name + "'");
+      throw ArgumentError(command + ": --placement wants compact or scatter, got '" + *name + "'");
     }
     policy = *parsed;
   }

@@ -42,7 +42,7 @@ inline const char* environment(const char* name) {
       return text != nullptr && *text != '\0' ? text : nullptr;
     }
   }
-  throw Error(std::string("hreduce: ") + name + " is not in the table of environment variables");
+  throw ArgumentError(std::string("hreduce: ") + name + " is not in the table of environment variables");
 }
 
 // `variable` as a whole number >= 0, or `fallback` when unset; a malformed
@@ -54,7 +54,7 @@ inline long long count_from_environment(const char* who, const char* variable, c
   char* end = nullptr;
   const long long value = std::strtoll(text, &end, 10);
   if (*end != '\0' || value < 0 || text[0] == '-') {
-    throw Error(std::string(who) + ": " + variable + " must be a number of " + unit +
+    throw ArgumentError(std::string(who) + ": " + variable + " must be a number of " + unit +
                 " >= 0, got '" + text + "'");
   }
   return value;

@@ -21,6 +21,7 @@
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/failure.hpp"
 #include "src/engine/hash.hpp"
 #include "src/engine/mailbox.hpp"
 #include "src/engine/process_group.hpp"
@@ -218,15 +219,24 @@ void abandon_slots(MemberState& me) {
   }
 }
 
+// How messages name a call: the collective the user called, and the call
+// number only where it is the user's (a step of a call spanning processes
+// has an internal one).
+std::string call_label(const CallContext& ctx) {
+  std::string label = to_string(reported_kind(ctx.call));
+  label += ctx.call.step == nullptr ? " (call " + std::to_string(ctx.seq) + ", member " : " (member ";
+  return label + std::to_string(ctx.me.global_rank) + ")";
+}
+
 [[noreturn, gnu::cold, gnu::noinline]] void fail_broken(MemberState& me, CollectiveKind kind) {
   abandon_slots(me);
-  throw Error(std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank) +
-              ": the team is no longer usable: " + me.team.broken_reason());
+  throw_marked(std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank) +
+                   ": the team is no longer usable: " + me.team.broken_reason(),
+               ErrorKind::unusable, true);
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void fail_agreement(const CallContext& ctx) {
   const CallRecord& first = *ctx.of(0).record;
-  const Descriptor& mine = ctx.of(ctx.me.rank).record->descriptor;
   std::string text;
   std::string ran_ahead;  // members that had returned before anyone checked
   bool any_invalid = false, relayed = false, history_differs = false;
@@ -271,17 +281,16 @@ void abandon_slots(MemberState& me) {
   // frees them) until everyone has built its message.
   ctx.finish_together("reporting the error");
   if (!relayed) {
-    text = std::string(to_string(mine.kind)) + " (call " + std::to_string(ctx.seq) + ", member " +
-           std::to_string(ctx.me.rank) + "): " + text;
+    text = call_label(ctx) + ": " + text;
   }
   if (in_step) {
     // Every member is here and starts its history afresh, the same way.
     ctx.me.history = ctx.seq;
-    throw Error(text);
+    throw_marked(text, ErrorKind::argument);
   }
   ctx.team.break_team(text);
   abandon_slots(ctx.me);
-  throw Error(text);
+  throw_marked(text, ErrorKind::argument, true);
 }
 
 // A wait ran past the team's timeout: members are no longer in step.
@@ -292,7 +301,7 @@ void abandon_slots(MemberState& me) {
                            std::to_string(ctx.team.timeout.count()) + " ms waiting for " +
                            waited_for;
   ctx.team.break_team(text);
-  throw Error(text + "; the team is no longer usable");
+  throw UnusableTeamError(text + "; the team is no longer usable");
 }
 
 // Kept out of arrive() so that the loop every call runs stays small.
@@ -400,7 +409,7 @@ void CallContext::finish_together(const char* what) const {
 }
 
 void CallContext::record_failure(const std::string& message) const {
-  team.record_error(seq, me.rank, message);
+  team.record_error(seq, me.global_rank, message);
   // Published before this member's own progress word, whose release store
   // carries it to every member that later acquires that word.
   team.error_seq.store(seq, std::memory_order_relaxed);
@@ -408,8 +417,7 @@ void CallContext::record_failure(const std::string& message) const {
 
 void CallContext::throw_if_failed() const {
   if (team.error_seq.load(std::memory_order_relaxed) != seq) return;
-  throw Error(std::string(to_string(reported_kind(call))) + " (call " + std::to_string(seq) +
-              ", member " + std::to_string(me.rank) + "): the op threw: " + team.errors_of(seq));
+  throw OpError(call_label(*this) + ": the op threw: " + team.errors_of(seq));
 }
 
 std::string member_problem(const Call& call, int rank, int size,
@@ -436,7 +444,7 @@ void execute(MemberState& me, const Call& call) {
   const int size = ctx.size();
   Announcement& mine = ctx.controls[me.rank].announce[slot];
   const std::string problem = local_problem(call, me.rank, size, team.options.collectives);
-  if (!problem.empty()) team.record_error(seq, me.rank, problem);
+  if (!problem.empty()) team.record_error(seq, me.global_rank, problem);
   mine.invalid = !problem.empty();
   const ProcessStep& step = step_of(call);
   mine.relayed = step.relayed_failure != nullptr;

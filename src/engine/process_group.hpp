@@ -30,6 +30,10 @@ class ProcessGroup {
   // built (collective over the processes): for explain().
   virtual void placed(const Topology& /*topology*/, const Placement& /*placement*/) {}
 
+  // False once a process of this node marked the node broken (a run-ahead
+  // failure, a process that died): Team::usable().
+  virtual bool usable() const { return true; }
+
   // Runs one collective for member `me` of this process.
   virtual void execute(MemberState& me, const Call& call) = 0;
   // Which inter-process algorithm a collective would run, and why.

@@ -60,6 +60,10 @@ Team& Team::operator=(Team&& other) noexcept {
 int Team::size() const { return state_->total_members; }
 int Team::local_size() const { return state_->size(); }
 int Team::processes() const { return state_->group ? state_->group->processes() : 1; }
+bool Team::usable() const {
+  return !state_->broken.load(std::memory_order_acquire) &&
+         (state_->group == nullptr || state_->group->usable());
+}
 
 namespace {
 
@@ -105,7 +109,7 @@ std::string Team::explain(std::string_view collective, std::size_t bytes_per_mem
   const std::string local =
       "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
   if (!state_->group) return std::string(collective) + ": " + local;
-  if (!kind) throw Error("Team::explain: unknown collective '" + std::string(collective) + "'");
+  if (!kind) throw ArgumentError("Team::explain: unknown collective '" + std::string(collective) + "'");
   return state_->group->explain(*kind, bytes_per_member, true) + "; " + local;
 }
 
@@ -116,7 +120,7 @@ const TeamOptions& Team::options() const { return state_->options; }
 
 Member& Team::member(int index) {
   if (index < 0 || index >= local_size()) {
-    throw Error("Team::member: index " + std::to_string(index) + " is outside 0.." +
+    throw ArgumentError("Team::member: index " + std::to_string(index) + " is outside 0.." +
                 std::to_string(local_size() - 1) + " (members of this process)");
   }
   return members_[index];

@@ -83,11 +83,11 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
                                         options.timeout)),
       group(std::move(process_group)) {
   if (options.members < 0) {
-    throw Error("Team: members must be >= 0 (0 = one per core), got " +
+    throw ArgumentError("Team: members must be >= 0 (0 = one per core), got " +
                 std::to_string(options.members));
   }
   if (const std::string problem = options_problem(options.collectives); !problem.empty()) {
-    throw Error("Team: TeamOptions::collectives: " + problem);
+    throw ArgumentError("Team: TeamOptions::collectives: " + problem);
   }
   const int p = options.members > 0 ? options.members : default_member_count(topology);
   placement = group ? place(topology, p, options.placement, pus_for_group(topology, *group))
@@ -97,7 +97,7 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
   total_members = p;
   if (group) {
     if (group->members_here() != p) {
-      throw Error("Team: this process contributes " + std::to_string(p) +
+      throw ArgumentError("Team: this process contributes " + std::to_string(p) +
                   " members but the process layout says " + std::to_string(group->members_here()));
     }
     first_rank = group->first_rank();

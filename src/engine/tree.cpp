@@ -37,7 +37,7 @@ Schedule make_schedule(const TeamState& team, const CollectiveOptions& options, 
     case TreeShape::flat: return schedules::flat(p, root);
     case TreeShape::chain: return schedules::chain(p, root);
   }
-  throw Error("tree: unknown tree shape");
+  throw ArgumentError("tree: unknown tree shape");
 }
 
 // The plan for this member. A non-commutative op needs rank-contiguous

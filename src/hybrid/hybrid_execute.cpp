@@ -32,6 +32,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/failure.hpp"
 #include "src/engine/hash.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
@@ -51,6 +52,7 @@ struct Status {
   std::uint64_t sig_min = 0, sig_max = 0;
   std::int32_t sig_min_process = 0, sig_max_process = 0;
   std::int32_t kind_min = 0, kind_max = 0;
+  std::int32_t root_min = 0, root_max = 0;
   std::uint64_t count_min = 0, count_max = 0;
   std::int32_t failed_process = INT32_MAX;  // the lowest process that failed
   char text[240] = {};
@@ -62,11 +64,11 @@ Status merge(const Status& a, const Status& b) {
   Status s = a;
   if (b.sig_min < a.sig_min) {
     s.sig_min = b.sig_min, s.sig_min_process = b.sig_min_process, s.kind_min = b.kind_min,
-    s.count_min = b.count_min;
+    s.root_min = b.root_min, s.count_min = b.count_min;
   }
   if (b.sig_max > a.sig_max) {
     s.sig_max = b.sig_max, s.sig_max_process = b.sig_max_process, s.kind_max = b.kind_max,
-    s.count_max = b.count_max;
+    s.root_max = b.root_max, s.count_max = b.count_max;
   }
   if (b.failed_process < a.failed_process) {
     s.failed_process = b.failed_process;
@@ -214,7 +216,7 @@ class HybridCall {
       execute_local(me_, step);
     } catch (const Error& e) {
       if (rethrow) throw;
-      if (local_failure_.empty()) local_failure_ = e.what();
+      if (local_failure_.empty()) local_failure_ = marked(e);
     }
   }
 
@@ -276,6 +278,7 @@ class HybridCall {
     s.sig_min = s.sig_max = sig;
     s.sig_min_process = s.sig_max_process = layout_.process;
     s.kind_min = s.kind_max = static_cast<std::int32_t>(call_.kind);
+    s.root_min = s.root_max = call_.root;
     s.count_min = s.count_max = count;
     if (!failure.empty()) {
       s.failed_process = layout_.process;
@@ -298,12 +301,18 @@ class HybridCall {
     const Status s = exchange(own_status(signature(count), count, local_failure_));
     fail_from(s);
     if (failure_.empty() && s.sig_min != s.sig_max) {
-      fail(std::string(to_string(call_.kind)) + ": processes disagree on the call: process " +
-           std::to_string(s.sig_min_process) + " called " +
-           to_string(static_cast<CollectiveKind>(s.kind_min)) + " with count " +
-           std::to_string(s.count_min) + ", process " + std::to_string(s.sig_max_process) +
-           " called " + to_string(static_cast<CollectiveKind>(s.kind_max)) + " with count " +
-           std::to_string(s.count_max) + " (or a different element type, op, root or counts)");
+      auto called = [](std::int32_t process, std::int32_t kind, std::uint64_t count,
+                       std::int32_t root) {
+        const auto collective = static_cast<CollectiveKind>(kind);
+        return "process " + std::to_string(process) + " called " + to_string(collective) +
+               " with count " + std::to_string(count) +
+               (collective == CollectiveKind::reduce ? ", root " + std::to_string(root) : "");
+      };
+      const std::string low = called(s.sig_min_process, s.kind_min, s.count_min, s.root_min);
+      const std::string high = called(s.sig_max_process, s.kind_max, s.count_max, s.root_max);
+      const bool alike = low.substr(low.find(" called")) == high.substr(high.find(" called"));
+      fail(std::string(to_string(call_.kind)) + ": processes disagree on the call: " + low +
+           ", " + high + (alike ? " (they differ in the element type, op or counts)" : ""));
     }
     return failure_.empty();
   }
@@ -311,8 +320,9 @@ class HybridCall {
   // Step 2 ends: a user op may have thrown meanwhile, here or elsewhere.
   void confirm(std::size_t count) {
     if (!call_.op.may_throw) return;
-    const std::string here = guard_.failed ? std::string("the op threw: ") + guard_.message
-                                           : local_failure_;
+    const std::string here = guard_.failed
+                                 ? marked(ErrorKind::op, std::string("the op threw: ") + guard_.message)
+                                 : local_failure_;
     fail_from(exchange(own_status(signature(count), count, here)));
   }
 
@@ -327,7 +337,7 @@ class HybridCall {
       exchanges();
     } catch (const Error& e) {
       messages_lost_ = true;
-      const std::string text = std::string(to_string(call_.kind)) + ": " + e.what();
+      const std::string text = std::string(to_string(call_.kind)) + ": " + marked(e);
       failure_ = text;
       me_.team.break_team(text);
     }
@@ -502,7 +512,7 @@ class HybridCall {
     try {
       execute_local(me_, combine);
     } catch (const Error& e) {
-      if (failure.empty()) failure = e.what();
+      if (failure.empty()) failure = marked(e);
     }
     return true;
   }
@@ -647,8 +657,8 @@ class HybridCall {
       fail(operation());
     } catch (const Error& e) {
       node_lost_ = true;
-      fail(e.what());
-      me_.team.break_team(e.what());
+      fail(marked(e));
+      me_.team.break_team(marked(e));
     }
   }
 
@@ -746,10 +756,11 @@ class HybridCall {
       node_status_round("");
     }
     if (me_.team.broken.load(std::memory_order_relaxed)) {
-      throw Error(std::string(to_string(kind)) + ": member " + std::to_string(me_.global_rank) +
-                  ": the team is no longer usable: " + me_.team.broken_reason());
+      throw_marked(std::string(to_string(kind)) + ": member " + std::to_string(me_.global_rank) +
+                       ": the team is no longer usable: " + me_.team.broken_reason(),
+                   ErrorKind::unusable, true);
     }
-    if (!failure_.empty()) throw Error(failure_);
+    if (!failure_.empty()) throw_marked(failure_, ErrorKind::argument);
     return true;
   }
 
@@ -838,7 +849,7 @@ class HybridCall {
               std::memcpy(prefix, within, bytes);
             }
           } catch (const std::exception& e) {
-            step3_failure = std::string("the op threw: ") + e.what();
+            step3_failure = marked(ErrorKind::op, std::string("the op threw: ") + e.what());
           }
         }
       }

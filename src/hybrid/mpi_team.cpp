@@ -89,7 +89,7 @@ std::chrono::milliseconds effective_timeout(const TeamOptions& options, const Mp
 detail::InterAlgorithm algorithm_named(const std::string& name, const char* what) {
   auto parsed = detail::parse_inter_algorithm(name);
   if (!parsed) {
-    throw Error(std::string("make_mpi_team: unknown ") + what + " algorithm '" + name + "'");
+    throw ArgumentError(std::string("make_mpi_team: unknown ") + what + " algorithm '" + name + "'");
   }
   return *parsed;
 }
@@ -99,11 +99,11 @@ detail::InterAlgorithm algorithm_named(const std::string& name, const char* what
 Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTeamOptions& mpi) {
   int initialized = 0;
   PMPI_Initialized(&initialized);
-  if (!initialized) throw Error("make_mpi_team: MPI is not initialised");
+  if (!initialized) throw ArgumentError("make_mpi_team: MPI is not initialised");
   int level = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&level);
   if (level < MPI_THREAD_SERIALIZED) {
-    throw Error(std::string("make_mpi_team: MPI runs at thread level ") + level_name(level) +
+    throw ArgumentError(std::string("make_mpi_team: MPI runs at thread level ") + level_name(level) +
                 ", but hreduce calls MPI from the thread that runs each process's member 0 (a "
                 "worker thread under Team::run), one call at a time; initialise MPI with "
                 "MPI_Init_thread(..., MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE, ...)");
@@ -119,7 +119,7 @@ Team detail::build_mpi_team(MPI_Comm comm, int threads, TeamOptions options,
   const std::vector<int> counts = allgather(*channel, threads);
   for (int p = 0; p < channel->size(); ++p) {
     if (counts[p] < 1) {
-      throw Error("make_mpi_team: process " + std::to_string(p) + " contributes " +
+      throw ArgumentError("make_mpi_team: process " + std::to_string(p) + " contributes " +
                   std::to_string(counts[p]) + " threads; each process needs at least 1");
     }
   }

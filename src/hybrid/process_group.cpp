@@ -6,6 +6,7 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/topology.hpp"
+#include "src/engine/failure.hpp"
 #include "src/topology/numa_memory.hpp"
 
 namespace hreduce::detail {
@@ -51,7 +52,7 @@ InterProcessGroup::InterProcessGroup(Channel& channel, ProcessLayout layout, Int
       options_(options) {
   const int P = layout_.processes();
   if (channel_->size() != P || channel_->rank() != layout_.process) {
-    throw Error("InterProcessGroup: the channel has " + std::to_string(channel_->size()) +
+    throw ArgumentError("InterProcessGroup: the channel has " + std::to_string(channel_->size()) +
                 " participants (this one " + std::to_string(channel_->rank()) + ") but the layout " +
                 std::to_string(P) + " processes (this one " + std::to_string(layout_.process) + ")");
   }
@@ -121,13 +122,15 @@ std::string pu_list(const std::vector<int>& pus) {
 
 }  // namespace
 
+bool InterProcessGroup::usable() const { return node_ == nullptr || node_->intact(); }
+
 void InterProcessGroup::placed(const Topology& topology, const Placement& placement) {
   if (!node_) return;
   const std::string mine = std::to_string(placement.members()) + " member(s) on PU " +
                            pu_list(placement.pu_of_member) + " (process bound to PU " +
                            pu_list(process_pus(topology)) + ")";
   const std::string failure = node_->describe(mine);
-  if (!failure.empty()) throw Error("Team: " + failure);
+  if (!failure.empty()) throw_marked("Team: " + failure, ErrorKind::transport);
 }
 
 void* InterProcessGroup::allocate_shared(std::size_t bytes) {

@@ -90,6 +90,7 @@ class InterProcessGroup : public ProcessGroup {
   InterAlgorithm pick(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   Choice choose(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   std::string explain(CollectiveKind kind, std::size_t bytes, bool commutative) const override;
+  bool usable() const override;
 
   // The node level (node_group.hpp), or null: then processes of one node
   // exchange messages like any others.

@@ -9,6 +9,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/failure.hpp"
 #include "src/engine/hash.hpp"
 #include "src/node/shared_wait.hpp"
 
@@ -123,7 +124,7 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
       scratch_(chunk_) {
   std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
   if (segment_.size() < segment_bytes(size, chunk_bytes)) {
-    throw Error("node level: the segment has " + std::to_string(segment_.size()) + " bytes, but " +
+    throw ArgumentError("node level: the segment has " + std::to_string(segment_.size()) + " bytes, but " +
                 std::to_string(size) + " processes need " +
                 std::to_string(segment_bytes(size, chunk_bytes)));
   }
@@ -164,11 +165,11 @@ void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t targe
       check_broken();
       return;
     case WaitResult::peer_died:
-      throw Error(std::string(to_string(kind_)) + ": process " +
+      throw UnusableTeamError(std::string(to_string(kind_)) + ": process " +
                   std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
                   ") of this node died while this process waited for it to " + what);
     case WaitResult::timed_out:
-      throw Error(std::string(to_string(kind_)) + ": timed out after " +
+      throw UnusableTeamError(std::string(to_string(kind_)) + ": timed out after " +
                   std::to_string(timeout_.count()) + " ms waiting for process " +
                   std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
                   ") of this node to " + what);
@@ -182,6 +183,8 @@ void NodeGroup::wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uin
   }
 }
 
+bool NodeGroup::intact() const { return header().broken.load(std::memory_order_acquire) == 0; }
+
 void NodeGroup::check_broken() const {
   Header& h = header();
   if (h.broken.load(std::memory_order_acquire) == 0) [[likely]] return;
@@ -191,8 +194,9 @@ void NodeGroup::check_broken() const {
     cpu_relax();
   }
   abandon();
-  throw Error(std::string(to_string(kind_)) + ": the team is no longer usable: " +
-              std::string(h.broken_text, strnlen(h.broken_text, sizeof h.broken_text)));
+  throw_marked(std::string(to_string(kind_)) + ": the team is no longer usable: " +
+                   std::string(h.broken_text, strnlen(h.broken_text, sizeof h.broken_text)),
+               ErrorKind::unusable, true);
 }
 
 void NodeGroup::break_node(const std::string& text) const {
@@ -203,7 +207,7 @@ void NodeGroup::break_node(const std::string& text) const {
     h.broken.store(2, std::memory_order_release);
   }
   abandon();
-  throw Error(text);
+  throw_marked(text, ErrorKind::unusable, true);
 }
 
 void NodeGroup::abandon() const {
@@ -499,7 +503,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
   const std::size_t es = r.op->elem_size;
   const std::size_t per_chunk = chunk_ / es;
   if (per_chunk == 0) {
-    throw Error(std::string(to_string(kind_)) + ": an element of " + std::to_string(es) +
+    throw ArgumentError(std::string(to_string(kind_)) + ": an element of " + std::to_string(es) +
                 " bytes is larger than the node level's chunk of " + std::to_string(chunk_));
   }
   ProcessArea& mine = area(rank_);
@@ -567,8 +571,9 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
   steps_ += chunks;
   for (int q = 0; q < size_; ++q) {
     if (area(q).fold_failed == ops_) {
-      return std::string(to_string(kind_)) + ": the op threw in process " +
-             std::to_string(first_process_ + q) + ": " + area(q).fold_failure;
+      return marked(ErrorKind::op, std::string(to_string(kind_)) + ": the op threw in process " +
+                                       std::to_string(first_process_ + q) + ": " +
+                                       area(q).fold_failure);
     }
   }
   return {};

@@ -108,6 +108,8 @@ struct NodeReduction {
 
 class NodeGroup {
  public:
+  // No process has marked the node broken (yet).
+  bool intact() const;
   // Bytes of the segment for `processes` processes and chunks of
   // `chunk_bytes`.
   static std::size_t segment_bytes(int processes, std::size_t chunk_bytes);

@@ -61,7 +61,7 @@ SharedSegment SharedSegment::map(int fd, std::size_t bytes, const std::string& w
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0),
                  fd, 0);
   if (p == MAP_FAILED)
-    throw Error(system_error("mmap of " + std::to_string(bytes) + " bytes (" + what + ")"));
+    throw TransportError(system_error("mmap of " + std::to_string(bytes) + " bytes (" + what + ")"));
   SharedSegment s;
   s.data_ = p;
   s.bytes_ = bytes;
@@ -115,9 +115,9 @@ SharedSegment SharedSegment::for_node(Channel& node, std::size_t bytes, int crea
         node.send(q, &attached_everywhere, sizeof attached_everywhere, tags::kSegmentReady);
       }
     }
-    if (!failure.empty()) throw Error(failure);
+    if (!failure.empty()) throw TransportError(failure);
     if (!attached_everywhere)
-      throw Error("node segment: another process of the node could not map " +
+      throw TransportError("node segment: another process of the node could not map " +
                   std::string(name.text));
     return segment;
   }
@@ -143,9 +143,9 @@ SharedSegment SharedSegment::for_node(Channel& node, std::size_t bytes, int crea
   node.send(creator, &attached, sizeof attached, tags::kSegmentAttached);
   int attached_everywhere = 0;
   node.recv(creator, &attached_everywhere, sizeof attached_everywhere, tags::kSegmentReady);
-  if (!failure.empty()) throw Error(failure);
+  if (!failure.empty()) throw TransportError(failure);
   if (!attached_everywhere)
-    throw Error("node segment: another process of the node could not map it");
+    throw TransportError("node segment: another process of the node could not map it");
   return segment;
 }
 

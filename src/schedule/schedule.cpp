@@ -17,7 +17,7 @@ std::string to_string(const Transfer& t) {
 Schedule::Schedule(int size, int root, std::vector<Transfer> transfers, std::string name)
     : size_(size), root_(root), transfers_(std::move(transfers)), name_(std::move(name)) {
   if (size_ < 1) {
-    throw Error("Schedule: size must be >= 1, got " + std::to_string(size_));
+    throw ArgumentError("Schedule: size must be >= 1, got " + std::to_string(size_));
   }
 }
 

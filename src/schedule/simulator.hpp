@@ -23,7 +23,7 @@ class InMemoryChannels {
   void send(int sender, int receiver, std::vector<T> data) {
     auto [it, fresh] = pending_.try_emplace({sender, receiver}, std::move(data));
     if (!fresh) {
-      throw Error("simulator: second message from " + std::to_string(sender) + " to " +
+      throw ArgumentError("simulator: second message from " + std::to_string(sender) + " to " +
                   std::to_string(receiver) + " before the first was received");
     }
   }
@@ -31,7 +31,7 @@ class InMemoryChannels {
   std::vector<T> receive(int sender, int receiver) {
     auto it = pending_.find({sender, receiver});
     if (it == pending_.end()) {
-      throw Error("simulator: member " + std::to_string(receiver) + " waits for member " +
+      throw ArgumentError("simulator: member " + std::to_string(receiver) + " waits for member " +
                   std::to_string(sender) + ", which has not sent (the executor would hang)");
     }
     std::vector<T> data = std::move(it->second);
@@ -53,7 +53,7 @@ std::vector<T> simulate(const Schedule& schedule, std::vector<std::vector<T>> pa
                         Combine&& combine) {
   schedule.validate();
   if (static_cast<int>(partial.size()) != schedule.size()) {
-    throw Error("simulator: " + std::to_string(partial.size()) + " inputs for " +
+    throw ArgumentError("simulator: " + std::to_string(partial.size()) + " inputs for " +
                 std::to_string(schedule.size()) + " members");
   }
   std::vector<std::vector<Transfer>> incoming(schedule.size());
@@ -73,7 +73,7 @@ std::vector<T> simulate(const Schedule& schedule, std::vector<std::vector<T>> pa
         std::vector<T> received = channels.receive(t.sender, m);
         std::vector<T>& mine = partial[m];
         if (received.size() != mine.size()) {
-          throw Error("simulator: member " + std::to_string(t.sender) + " sent " +
+          throw ArgumentError("simulator: member " + std::to_string(t.sender) + " sent " +
                       std::to_string(received.size()) + " elements, member " + std::to_string(m) +
                       " holds " + std::to_string(mine.size()));
         }
@@ -85,7 +85,7 @@ std::vector<T> simulate(const Schedule& schedule, std::vector<std::vector<T>> pa
       }
     }
   }
-  if (!channels.empty()) throw Error("simulator: messages left undelivered");
+  if (!channels.empty()) throw ArgumentError("simulator: messages left undelivered");
   return std::move(partial[schedule.root()]);
 }
 

@@ -11,7 +11,7 @@ namespace hreduce {
 namespace {
 
 [[noreturn]] void reject(const Schedule& s, const std::string& why) {
-  throw Error("Schedule::validate" + (s.name().empty() ? std::string() : " (" + s.name() + ")") +
+  throw ArgumentError("Schedule::validate" + (s.name().empty() ? std::string() : " (" + s.name() + ")") +
               ": " + why);
 }
 

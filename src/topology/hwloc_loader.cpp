@@ -26,7 +26,7 @@ constexpr std::array<std::pair<Level, hwloc_obj_type_t>, 5> kAncestorLevels = {{
 
 [[noreturn]] void fail(const std::string& what, int error) {
   // generic_category().message is the thread-safe spelling of strerror.
-  throw Error(what + ": " + (error != 0 ? std::generic_category().message(error)
+  throw ArgumentError(what + ": " + (error != 0 ? std::generic_category().message(error)
                                         : std::string("hwloc gave no reason")));
 }
 

@@ -50,7 +50,7 @@ std::vector<Level> parse_levels(std::string_view list) {
     const std::string_view entry = trim(list.substr(begin, comma - begin));
     const std::optional<Level> level = parse_level(entry);
     if (!level) {
-      throw Error("parse_levels: unknown level \"" + std::string(entry) + "\" in \"" +
+      throw ArgumentError("parse_levels: unknown level \"" + std::string(entry) + "\" in \"" +
                   std::string(list) +
                   "\" (expected machine, package, numa, l3, l2, l1, core or pu)");
     }

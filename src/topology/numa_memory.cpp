@@ -50,7 +50,7 @@ NumaBuffer::NumaBuffer(const Topology& topology, std::size_t bytes, int numa_log
   const std::size_t rounded = (bytes + kPage - 1) / kPage * kPage;
   data_ = std::aligned_alloc(kPage, rounded);
   if (data_ == nullptr) {
-    throw Error("NumaBuffer: cannot allocate " + std::to_string(bytes) + " bytes");
+    throw ArgumentError("NumaBuffer: cannot allocate " + std::to_string(bytes) + " bytes");
   }
   // The first write decides which node backs each page; make it this one.
   std::memset(data_, 0, rounded);

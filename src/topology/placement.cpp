@@ -72,9 +72,9 @@ Placement place(const Topology& topology, int members, PlacementPolicy policy) {
 Placement place(const Topology& topology, int members, PlacementPolicy policy,
                 const std::vector<int>& allowed) {
   if (members < 1) {
-    throw Error("place: members is " + std::to_string(members) + ", expected 1 or more");
+    throw ArgumentError("place: members is " + std::to_string(members) + ", expected 1 or more");
   }
-  if (allowed.empty()) throw Error("place: no PU is allowed");
+  if (allowed.empty()) throw ArgumentError("place: no PU is allowed");
   std::vector<int> order = allowed;
   if (policy == PlacementPolicy::scatter) order = scatter(topology, order, 0);
 

@@ -20,19 +20,19 @@ std::string describe(const Pu& pu, int position) {
 // malformed PU list is rejected here rather than read out of bounds later.
 void check_pu(const Pu& pu, int position) {
   if (pu.logical_index != position) {
-    throw Error(describe(pu, position) + ": PUs must be listed in logical order 0..n-1");
+    throw ArgumentError(describe(pu, position) + ": PUs must be listed in logical order 0..n-1");
   }
   if (pu.in(Level::machine) != 0) {
-    throw Error(describe(pu, position) + ": machine container is " +
+    throw ArgumentError(describe(pu, position) + ": machine container is " +
                 std::to_string(pu.in(Level::machine)) + ", expected 0");
   }
   if (pu.in(Level::pu) != position) {
-    throw Error(describe(pu, position) + ": pu container is " + std::to_string(pu.in(Level::pu)) +
+    throw ArgumentError(describe(pu, position) + ": pu container is " + std::to_string(pu.in(Level::pu)) +
                 ", expected its own index");
   }
   for (int level = 0; level < kLevelCount; ++level) {
     if (pu.container[level] < -1) {
-      throw Error(describe(pu, position) + ": " +
+      throw ArgumentError(describe(pu, position) + ": " +
                   std::string(to_string(static_cast<Level>(level))) + " container is " +
                   std::to_string(pu.container[level]) + ", expected -1 or more");
     }
@@ -49,7 +49,7 @@ Topology::Topology(std::string source, bool is_this_system, std::vector<Pu> pus,
       pus_(std::move(pus)),
       numa_os_indices_(std::move(numa_os_indices)),
       cache_bytes_(cache_bytes) {
-  if (pus_.empty()) throw Error("Topology \"" + source_ + "\": no PUs");
+  if (pus_.empty()) throw ArgumentError("Topology \"" + source_ + "\": no PUs");
   for (int i = 0; i < pu_count(); ++i) {
     check_pu(pus_[i], i);
     // Logical indices number every object of a level, so the highest one
@@ -60,14 +60,14 @@ Topology::Topology(std::string source, bool is_this_system, std::vector<Pu> pus,
   }
   // CPU-less NUMA nodes may add entries past count(numa), never fewer.
   if (static_cast<int>(numa_os_indices_.size()) < count(Level::numa)) {
-    throw Error("Topology \"" + source_ + "\": " + std::to_string(numa_os_indices_.size()) +
+    throw ArgumentError("Topology \"" + source_ + "\": " + std::to_string(numa_os_indices_.size()) +
                 " NUMA OS indices for " + std::to_string(count(Level::numa)) + " NUMA nodes");
   }
 }
 
 int Topology::numa_os_index(int numa_logical) const {
   if (numa_logical < 0 || numa_logical >= static_cast<int>(numa_os_indices_.size())) {
-    throw Error("Topology::numa_os_index: NUMA node " + std::to_string(numa_logical) +
+    throw ArgumentError("Topology::numa_os_index: NUMA node " + std::to_string(numa_logical) +
                 " out of range [0, " + std::to_string(numa_os_indices_.size()) + ")");
   }
   return numa_os_indices_[numa_logical];

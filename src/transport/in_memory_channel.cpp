@@ -28,7 +28,7 @@ void InMemoryChannel::sendrecv(int to, const void* send_data, std::size_t send_b
 InMemoryFabric::InMemoryFabric(int P, std::chrono::milliseconds recv_timeout)
     : recv_timeout_(recv_timeout) {
   if (P < 1) {
-    throw Error("InMemoryFabric: participant count must be >= 1, got " + std::to_string(P));
+    throw ArgumentError("InMemoryFabric: participant count must be >= 1, got " + std::to_string(P));
   }
   endpoints_.reserve(static_cast<std::size_t>(P));
   for (int r = 0; r < P; ++r) {
@@ -38,7 +38,7 @@ InMemoryFabric::InMemoryFabric(int P, std::chrono::milliseconds recv_timeout)
 
 InMemoryChannel& InMemoryFabric::endpoint(int rank) {
   if (rank < 0 || rank >= size()) {
-    throw Error("InMemoryFabric: endpoint " + std::to_string(rank) + " is outside 0.." +
+    throw ArgumentError("InMemoryFabric: endpoint " + std::to_string(rank) + " is outside 0.." +
                 std::to_string(size() - 1));
   }
   return *endpoints_[static_cast<std::size_t>(rank)];
@@ -53,7 +53,7 @@ std::size_t InMemoryFabric::pending() const {
 
 void InMemoryFabric::check_rank(const char* what, int caller, int peer) const {
   if (peer < 0 || peer >= size()) {
-    throw Error("InMemoryChannel: rank " + std::to_string(caller) + " cannot " + what + " rank " +
+    throw ArgumentError("InMemoryChannel: rank " + std::to_string(caller) + " cannot " + what + " rank " +
                 std::to_string(peer) + ", outside 0.." + std::to_string(size() - 1));
   }
 }
@@ -76,7 +76,7 @@ void InMemoryFabric::take(int from, int to, int tag, void* data, std::size_t byt
     std::deque<std::vector<std::byte>>& queue = mailboxes_[Key{from, to, tag}];
     // std::map references stay valid while other keys are inserted.
     if (!arrived_.wait_for(lock, recv_timeout_, [&] { return !queue.empty(); })) {
-      throw Error("InMemoryChannel: rank " + std::to_string(to) + " waited " +
+      throw UnusableTeamError("InMemoryChannel: rank " + std::to_string(to) + " waited " +
                   std::to_string(recv_timeout_.count()) + " ms for a message from rank " +
                   std::to_string(from) + " (tag " + std::to_string(tag) + ", " +
                   std::to_string(bytes) + " bytes) that never came");
@@ -85,7 +85,7 @@ void InMemoryFabric::take(int from, int to, int tag, void* data, std::size_t byt
     queue.pop_front();
   }
   if (message.size() != bytes) {
-    throw Error("InMemoryChannel: rank " + std::to_string(to) + " posted a receive of " +
+    throw TransportError("InMemoryChannel: rank " + std::to_string(to) + " posted a receive of " +
                 std::to_string(bytes) + " bytes from rank " + std::to_string(from) + " (tag " +
                 std::to_string(tag) + ") but the message has " + std::to_string(message.size()) +
                 " bytes");

@@ -35,7 +35,7 @@ void check_mpi(int rc, const std::string& what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   PMPI_Error_string(rc, text, &length);
-  throw Error(what + ": " + std::string(text, length));
+  throw TransportError(what + ": " + std::string(text, length));
 }
 
 std::string MpiChannel::Transfer::text() const {
@@ -86,7 +86,7 @@ void MpiChannel::complete(std::vector<MPI_Request>& requests, std::vector<MPI_St
           PMPI_Request_free(&r);
         }
       }
-      throw Error(transfer.text() + ": not complete after " + std::to_string(timeout_.count()) +
+      throw UnusableTeamError(transfer.text() + ": not complete after " + std::to_string(timeout_.count()) +
                   " ms (the team's timeout)");
     }
   }
@@ -140,7 +140,7 @@ void MpiChannel::sendrecv(int to, const void* send_data, std::size_t send_bytes,
     got_bytes += static_cast<std::size_t>(got);
   }
   if (got_bytes != recv_bytes) {
-    throw Error(transfer.text() + ": expected " + std::to_string(recv_bytes) + " bytes, got " +
+    throw TransportError(transfer.text() + ": expected " + std::to_string(recv_bytes) + " bytes, got " +
                 std::to_string(got_bytes));
   }
 }

@@ -17,7 +17,7 @@ class SubChannel : public Channel {
   SubChannel(Channel& parent, std::vector<int> members)
       : parent_(parent), members_(std::move(members)) {
     auto it = std::find(members_.begin(), members_.end(), parent_.rank());
-    if (it == members_.end()) throw Error("SubChannel: this participant is not a member");
+    if (it == members_.end()) throw ArgumentError("SubChannel: this participant is not a member");
     rank_ = static_cast<int>(it - members_.begin());
   }
 

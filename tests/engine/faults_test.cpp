@@ -6,8 +6,10 @@
 #include <stdexcept>
 
 #include "hreduce/team.hpp"
+#include "tests/support/error_class.hpp"
 
 using namespace hreduce;
+using hreduce::test::class_tag;
 
 namespace {
 
@@ -21,8 +23,8 @@ Team small_team(int members, std::chrono::milliseconds timeout = std::chrono::mi
   return Team(options);
 }
 
-// Runs fn on every member and returns each member's Error message ("" when
-// the member did not throw).
+// Runs fn on every member and returns each member's Error, its class first
+// (class_tag), or "" when the member did not throw.
 template <class Fn>
 std::vector<std::string> errors_on(Team& team, Fn&& fn) {
   std::vector<std::string> messages(team.size());
@@ -30,7 +32,7 @@ std::vector<std::string> errors_on(Team& team, Fn&& fn) {
     try {
       fn(m);
     } catch (const Error& e) {
-      messages[m.rank()] = e.what();
+      messages[m.rank()] = class_tag(e) + e.what();
     }
   });
   return messages;
@@ -38,6 +40,7 @@ std::vector<std::string> errors_on(Team& team, Fn&& fn) {
 
 // The team still computes correctly after a failed call.
 void check_usable(Team& team) {
+  CHECK(team.usable());
   std::vector<std::vector<long>> out(team.size(), std::vector<long>(3));
   team.run([&](Member& m) {
     const long in[3] = {m.rank(), 1, 2};
@@ -74,7 +77,7 @@ TEST_CASE("a user op that throws fails the call on every member", "[engine][nega
       if (m.rank() == members - 1) in[n / 2] = 13;
       m.allreduce(in.data(), out[m.rank()].data(), n, throwing_sum);
     });
-    check_all(messages, {"allreduce", "the op threw", "boom: saw 13"});
+    check_all(messages, {"[OpError] allreduce", "the op threw", "boom: saw 13"});
     check_usable(team);
     // The same op on clean data in every collective works afterwards.
     auto clean = errors_on(team, [&](Member& m) {
@@ -99,7 +102,7 @@ TEST_CASE("members that disagree are named with their values", "[engine][negativ
         m.allreduce(&x, &y, 1, op::sum);
       }
     });
-    check_all(messages, {"called different collectives", "member 0 called allreduce",
+    check_all(messages, {"[ArgumentError] ", "called different collectives", "member 0 called allreduce",
                          "member 2 called scan"});
   }
   SECTION("count") {
@@ -107,7 +110,7 @@ TEST_CASE("members that disagree are named with their values", "[engine][negativ
       std::vector<double> x(11, 1), y(11);
       m.allreduce(x.data(), y.data(), m.rank() == 1 ? 11 : 10, op::sum);
     });
-    check_all(messages, {"element count", "member 0 has 10", "member 1 has 11"});
+    check_all(messages, {"[ArgumentError] ", "element count", "member 0 has 10", "member 1 has 11"});
   }
   SECTION("op") {
     auto messages = errors_on(team, [](Member& m) {
@@ -276,14 +279,14 @@ TEST_CASE("bad arguments fail on every member before data moves", "[engine][nega
       std::vector<double> x(8, 1);
       m.reduce(x.data(), out[m.rank()].data(), 8, op::sum, 4);
     });
-    check_all(messages, {"reduce", "root 4 is outside 0..3"});
+    check_all(messages, {"[ArgumentError] reduce", "root 4 is outside 0..3"});
   }
   SECTION("null pointer with n > 0") {
     auto messages = errors_on(team, [&](Member& m) {
       std::vector<double> x(8, 1);
       m.allreduce(m.rank() == 1 ? nullptr : x.data(), out[m.rank()].data(), 8, op::sum);
     });
-    check_all(messages, {"invalid arguments", "member 1", "in is a null pointer"});
+    check_all(messages, {"[ArgumentError] ", "invalid arguments", "member 1", "in is a null pointer"});
   }
   SECTION("output partially overlapping the input") {
     auto messages = errors_on(team, [&](Member& m) {
@@ -343,6 +346,7 @@ TEST_CASE("a team's default options out of range are refused when it is built",
   TeamOptions options;
   options.members = 2;
   options.collectives.chunk_bytes = 0;
+  CHECK_THROWS_AS(Team(options), ArgumentError);
   CHECK_THROWS_WITH(Team(options), Catch::Contains("TeamOptions::collectives") &&
                                        Catch::Contains("options.chunk_bytes is 0"));
   options.collectives.chunk_bytes = 4096;
@@ -366,16 +370,21 @@ TEST_CASE("a member that never arrives times out the others", "[engine][negative
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
   for (int r = 0; r < 3; ++r) {
     INFO(messages[r]);
-    CHECK_THAT(messages[r], Catch::Contains("timed out after 150 ms") &&
+    CHECK_THAT(messages[r], Catch::StartsWith("[UnusableTeamError] ") &&
+                                Catch::Contains("timed out after 150 ms") &&
                                 Catch::Contains("waiting for members 3"));
   }
   CHECK(messages[3].empty());
+  CHECK_FALSE(team.usable());
   auto after = errors_on(team, [](Member& m) { m.barrier(); });
-  for (const auto& e : after) CHECK_THAT(e, Catch::Contains("no longer usable"));
+  for (const auto& e : after) {
+    CHECK_THAT(e, Catch::StartsWith("[UnusableTeamError] ") && Catch::Contains("no longer usable"));
+  }
 }
 
 TEST_CASE("malformed HREDUCE_TIMEOUT_MS and HREDUCE_SPIN_US are errors", "[engine][negative]") {
   ::setenv("HREDUCE_TIMEOUT_MS", "soon", 1);
+  CHECK_THROWS_AS(small_team(2), ArgumentError);
   CHECK_THROWS_WITH(small_team(2), Catch::Contains("HREDUCE_TIMEOUT_MS") && Catch::Contains("soon"));
   ::unsetenv("HREDUCE_TIMEOUT_MS");
   ::setenv("HREDUCE_SPIN_US", "-3", 1);
@@ -388,6 +397,7 @@ TEST_CASE("malformed HREDUCE_TIMEOUT_MS and HREDUCE_SPIN_US are errors", "[engin
 
 TEST_CASE("run and member reject misuse", "[engine][negative]") {
   Team team = small_team(2);
+  CHECK_THROWS_AS(team.member(2), ArgumentError);
   CHECK_THROWS_WITH(team.member(2), Catch::Contains("index 2 is outside 0..1"));
   CHECK_THROWS_WITH(team.run([&](Member&) { team.run([](Member&) {}); }),
                     Catch::Contains("already in progress"));

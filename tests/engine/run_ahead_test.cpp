@@ -16,9 +16,11 @@
 #include "src/engine/mailbox.hpp"
 #include "src/engine/team_state.hpp"
 #include "tests/engine/harness.hpp"
+#include "tests/support/error_class.hpp"
 
 using namespace hreduce;
 using namespace std::chrono_literals;
+using hreduce::test::class_tag;
 
 namespace {
 
@@ -58,7 +60,7 @@ void until_error(int calls, FirstError& first, Fn&& call) {
     try {
       call(c);
     } catch (const Error& e) {
-      first = {c, e.what()};
+      first = {c, class_tag(e) + e.what()};
       return;
     }
   }
@@ -181,13 +183,15 @@ TEST_CASE("a bad argument on the root reaches contributors that had left", "[eng
   });
   INFO(first[0].message << " | " << first[1].message << " | " << first[2].message);
   CHECK(first[0].call == 2);
-  CHECK_THAT(first[0].message, Catch::Contains("out is a null pointer") &&
+  CHECK_THAT(first[0].message, Catch::StartsWith("[UnusableTeamError] ") &&
+                                   Catch::Contains("out is a null pointer") &&
                                    Catch::Contains("had already returned") &&
                                    Catch::Contains("no longer usable"));
   for (int r = 1; r < 3; ++r) {
     CHECK(first[r].call > 2);
     CHECK(first[r].call <= 2 + detail::kSlots);
-    CHECK_THAT(first[r].message, Catch::Contains("no longer usable") &&
+    CHECK_THAT(first[r].message, Catch::StartsWith("[UnusableTeamError] ") &&
+                                     Catch::Contains("no longer usable") &&
                                      Catch::Contains("out is a null pointer"));
   }
 }

@@ -6,6 +6,7 @@
 
 #include "tests/engine/families.hpp"
 #include "tests/engine/harness.hpp"
+#include "tests/support/error_class.hpp"
 #include "world.hpp"
 
 using namespace hreduce;
@@ -112,7 +113,7 @@ std::vector<std::string> errors_in(World& world, Fn&& fn) {
     try {
       fn(m);
     } catch (const Error& e) {
-      messages[m.rank()] = e.what();
+      messages[m.rank()] = class_tag(e) + e.what();
     }
   });
   return messages;
@@ -127,6 +128,7 @@ void check_everyone(const std::vector<std::string>& messages, const std::vector<
 }
 
 void check_usable(World& world) {
+  for (int k = 0; k < world.processes_count(); ++k) CHECK(world.team(k).usable());
   const auto sum = family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 100); });
   CHECK(check_world(world, sum, Collective::allreduce, 10, false, 0).empty());
   CHECK(check_world(world, sum, Collective::scan, 10, false, 0).empty());
@@ -161,7 +163,7 @@ TEST_CASE("a user op that throws in one process fails the call everywhere", "[hy
       for (const auto& e : messages) CHECK(e.empty());
       continue;
     }
-    check_everyone(messages, {"boom: saw 13"});
+    check_everyone(messages, {"[OpError] ", "boom: saw 13"});
     check_usable(world);
   }
 }
@@ -177,7 +179,7 @@ TEST_CASE("processes that disagree are reported everywhere", "[hybrid][negative]
       std::vector<double> x(8, 1), y(8);
       m.allreduce(x.data(), y.data(), m.rank() >= 3 ? 8 : 7, op::sum);
     });
-    check_everyone(messages, {"processes disagree", "count 7", "count 8", "process 2"});
+    check_everyone(messages, {"[ArgumentError] ", "processes disagree", "count 7", "count 8", "process 2"});
   }
   SECTION("collective") {
     auto messages = errors_in(world, [](Member& m) {
@@ -195,7 +197,7 @@ TEST_CASE("processes that disagree are reported everywhere", "[hybrid][negative]
       double x = 1, y = 0;
       m.reduce(&x, &y, 1, op::sum, 5);
     });
-    check_everyone(messages, {"root 5 is outside 0..4"});
+    check_everyone(messages, {"[ArgumentError] ", "root 5 is outside 0..4"});
   }
   SECTION("a bad pointer in one process") {
     auto messages = errors_in(world, [](Member& m) {
@@ -223,6 +225,21 @@ TEST_CASE("processes that disagree are reported everywhere", "[hybrid][negative]
   check_usable(world);
 }
 
+TEST_CASE("processes that disagree on the root are told the roots", "[hybrid][negative]") {
+  // One node per process (the leaders compare) and one node of three.
+  const bool one_node = GENERATE(false, true);
+  detail::InterOptions inter;
+  inter.node_run_ahead = false;
+  World world({1, 2, 2}, one_node ? std::vector<int>{0, 0, 0} : std::vector<int>{0, 1, 2}, inter);
+  auto messages = errors_in(world, [](Member& m) {
+    std::vector<double> x(4, 1), y(4);
+    m.reduce(x.data(), y.data(), 4, op::sum, m.rank() >= 3 ? 3 : 0);
+  });
+  check_everyone(messages, {"[ArgumentError] reduce", "processes disagree", "count 4, root 0",
+                            "count 4, root 3", "process 2"});
+  check_usable(world);
+}
+
 TEST_CASE("a process that ran ahead of a failed call learns it later; the team is unusable",
           "[hybrid][negative]") {
   // Three processes of one member on one node: in a small reduce onto
@@ -239,17 +256,19 @@ TEST_CASE("a process that ran ahead of a failed call learns it later; the team i
       for (int call = 0; call < 2 * detail::kNodeSlots; ++call) m.reduce(&x, &y, 1, op::sum, 0);
       messages[m.rank()] = "no error";
     } catch (const Error& e) {
-      messages[m.rank()] = e.what();
+      messages[m.rank()] = class_tag(e) + e.what();
     }
   });
-  CHECK_THAT(messages[0], Catch::Contains("out") && Catch::Contains("had already returned") &&
+  CHECK_THAT(messages[0], Catch::StartsWith("[UnusableTeamError] ") && Catch::Contains("out") && Catch::Contains("had already returned") &&
                               Catch::Contains("no longer usable"));
   for (int r = 1; r < 3; ++r) {
-    CHECK_THAT(messages[r], Catch::Contains("no longer usable") && Catch::Contains("out"));
+    CHECK_THAT(messages[r], Catch::StartsWith("[UnusableTeamError] ") &&
+                                Catch::Contains("no longer usable") && Catch::Contains("out"));
   }
+  for (int k = 0; k < world.processes_count(); ++k) CHECK_FALSE(world.team(k).usable());
   // Unusable for good, and said so at once, on every member.
   auto after = errors_in(world, [](Member& m) { m.barrier(); });
-  check_everyone(after, {"no longer usable"});
+  check_everyone(after, {"[UnusableTeamError] ", "no longer usable"});
 }
 
 TEST_CASE("team ranks follow process order, then thread order", "[hybrid]") {

@@ -67,9 +67,12 @@ TEST_CASE("in-memory channel: errors name the sizes, ranks and tags",
   const double x[2] = {1, 2};
   fabric.endpoint(0).send(1, x, sizeof x, 4);
   double y[3];
+  CHECK_THROWS_AS(fabric.endpoint(1).recv(0, y, sizeof y, 4), TransportError);
+  fabric.endpoint(0).send(1, x, sizeof x, 4);
   CHECK_THROWS_WITH(fabric.endpoint(1).recv(0, y, sizeof y, 4),
                     "InMemoryChannel: rank 1 posted a receive of 24 bytes from rank 0 (tag 4) "
                     "but the message has 16 bytes");
+  CHECK_THROWS_AS(fabric.endpoint(1).recv(0, y, sizeof y, 5), UnusableTeamError);
   CHECK_THROWS_WITH(fabric.endpoint(1).recv(0, y, sizeof y, 5),
                     Catch::StartsWith("InMemoryChannel: rank 1 waited 50 ms for a message from "
                                       "rank 0 (tag 5, 24 bytes)"));
@@ -78,5 +81,6 @@ TEST_CASE("in-memory channel: errors name the sizes, ranks and tags",
   CHECK_THROWS_WITH(fabric.endpoint(1).recv(-1, y, sizeof y, 4),
                     "InMemoryChannel: rank 1 cannot recv from rank -1, outside 0..1");
   CHECK_THROWS_WITH(fabric.endpoint(2), "InMemoryFabric: endpoint 2 is outside 0..1");
+  CHECK_THROWS_AS(fabric.endpoint(2), ArgumentError);
   CHECK_THROWS_WITH(InMemoryFabric(0), "InMemoryFabric: participant count must be >= 1, got 0");
 }

@@ -36,7 +36,11 @@ int main(int argc, char** argv) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool names = std::string(e.what()).find(expected) != std::string::npos;
-    std::printf("%s: after %.2f s: %s\n", seconds < 5 && names ? "PASS" : "FAIL", seconds,
+    // The class and the team say what the program can do: build a new team.
+    const bool unusable =
+        dynamic_cast<const hreduce::UnusableTeamError*>(&e) != nullptr && !team.usable();
+    std::printf("%s: after %.2f s (%s): %s\n", seconds < 5 && names && unusable ? "PASS" : "FAIL",
+                seconds, unusable ? "UnusableTeamError, team unusable" : "wrong class or usable",
                 e.what());
   }
   std::fflush(stdout);
