@@ -38,6 +38,7 @@ namespace hreduce::bench {
 namespace cmp = hreduce::detail::compare;
 using cmp::Collective;
 using cmp::Implementation;
+using cmp::name_of;
 
 // One file per topic; main registers them in this order.
 void register_reduce_benchmarks();
@@ -187,6 +188,7 @@ inline std::string_view camel_name(Collective collective) {
     case Collective::reduce_scatter_block: return "ReduceScatterBlock";
     case Collective::scan: return "Scan";
     case Collective::exscan: return "Exscan";
+    case Collective::reduce_scatter: break;  // not compared (kCollectives)
   }
   return "?";
 }

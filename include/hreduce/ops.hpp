@@ -315,7 +315,15 @@ class UserOp {
 
   constexpr bool commutative() const { return commutativity_ == Commutativity::commutative; }
   constexpr const std::optional<T>& identity() const { return identity_; }
-  constexpr std::string_view name() const { return "user"; }
+  // How messages name this op: "user op", or the name given to named().
+  constexpr std::string_view name() const { return name_; }
+  // A copy called `name` in messages (a string that outlives the op, such
+  // as a literal): make_op<Cx>(fn).named("complex product").
+  constexpr UserOp named(const char* name) const {
+    UserOp copy = *this;
+    copy.name_ = name;
+    return copy;
+  }
   constexpr const F& function() const { return fn_; }
 
   // One element, a ∘ b with `a` the lower-ranked operand. For a vector-form
@@ -334,6 +342,7 @@ class UserOp {
   F fn_;
   Commutativity commutativity_;
   std::optional<T> identity_;
+  const char* name_ = "user op";
 };
 
 // A user op on element type T (given explicitly: make_op<Point>(fn)).
@@ -403,7 +412,7 @@ constexpr bool is_commutative(const Op& op) {
   }
 }
 
-// "sum", "maxloc", ... or "user": for messages.
+// "sum", "maxloc", ..., a user op's name or "user op": for messages.
 template <class Op>
 constexpr std::string_view op_name(const Op& op) {
   if constexpr (detail::is_predefined_op_v<Op>) {

@@ -27,6 +27,11 @@ enum class Algorithm { automatic, tree, sliced };
 // The tree used by Algorithm::tree.
 enum class TreeShape { hierarchical, binomial, knomial, binary, flat, chain };
 
+// The collectives, for Team::explain and Team::local_path.
+enum class Collective { reduce, allreduce, reduce_scatter, reduce_scatter_block, scan, exscan };
+
+std::string_view to_string(Collective collective);
+std::optional<Collective> parse_collective(std::string_view name);
 std::string_view to_string(Algorithm algorithm);
 std::string_view to_string(TreeShape shape);
 std::optional<Algorithm> parse_algorithm(std::string_view name);

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <string>
 #include <string_view>
@@ -108,51 +109,47 @@ class Member {
 
   void barrier();
 
+  // Every collective comes in three forms, each taking per-call options
+  // last or not at all (then the team's TeamOptions::collectives):
+  //   pointers and a count:  m.allreduce(in, out, n, op::sum)
+  //   ranges:                m.allreduce(in, out, op::sum)
+  //   in place, one range:   m.allreduce(inout, op::sum)
+  // A range is anything contiguous and sized: std::vector, std::array, a
+  // C array, std::span (const or not); its size is checked against what
+  // the collective needs, and the input's size is the element count.
+  // In the pointer form, in place means passing the same buffer twice.
+
   // --- reduce: member `root` receives x_0 ∘ … ∘ x_{p-1}; out is ignored
-  //     (may be null) on other members. In place: in == out on the root.
-  template <class T, class Op>
-  void reduce(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, int root) {
-    reduce(in, out, n, op, root, default_options());
-  }
+  //     (may be null or empty) on other members. In place: on the root only.
   template <class T, class Op>
   void reduce(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, int root,
-              const CollectiveOptions& options) {
+              detail::OptionsRef options = {}) {
     run<T>(op, detail::CollectiveKind::reduce, in, out, n, options, root);
   }
-  template <class T, class Op>
-  void reduce(std::span<const T> in, std::span<T> out, const Op& op, int root,
-              const CollectiveOptions& options) {
-    run<T>(op, detail::CollectiveKind::reduce, in.data(), out.data(), in.size(), options, root,
-           in.size(), out.size());
+  template <detail::InputRange In, detail::OutputRangeOf<In> Out, class Op>
+  void reduce(const In& in, Out&& out, const Op& op, int root, detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::reduce, in, out, std::ranges::size(in), options, root);
   }
-  template <class T, class Op>
-  void reduce(std::span<const T> in, std::span<T> out, const Op& op, int root) {
-    reduce(in, out, op, root, default_options());
+  template <detail::InOutRange InOut, class Op>
+  void reduce(InOut&& inout, const Op& op, int root, detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::reduce, inout, inout, std::ranges::size(inout),
+               options, root);
   }
 
   // --- allreduce: every member receives x_0 ∘ … ∘ x_{p-1}, the same bits.
   template <class T, class Op>
-  void allreduce(const T* in, T* out, std::size_t n, const Op& op) {
-    allreduce(in, out, n, op, default_options());
-  }
-  template <class T, class Op>
-  void allreduce(const T* in, T* out, std::size_t n, const Op& op,
-                 const CollectiveOptions& options) {
+  void allreduce(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op,
+                 detail::OptionsRef options = {}) {
     run<T>(op, detail::CollectiveKind::allreduce, in, out, n, options);
   }
-  template <class T, class Op>
-  void allreduce(std::span<const T> in, std::span<T> out, const Op& op,
-                 const CollectiveOptions& options) {
-    run<T>(op, detail::CollectiveKind::allreduce, in.data(), out.data(), in.size(), options, 0,
-           in.size(), out.size());
+  template <detail::InputRange In, detail::OutputRangeOf<In> Out, class Op>
+  void allreduce(const In& in, Out&& out, const Op& op, detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::allreduce, in, out, std::ranges::size(in), options);
   }
-  template <class T, class Op>
-  void allreduce(std::span<const T> in, std::span<T> out, const Op& op) {
-    allreduce(in, out, op, default_options());
-  }
-  template <class T, class Op>
-  void allreduce(std::span<T> inout, const Op& op) {  // in place
-    allreduce(std::span<const T>(inout), inout, op, default_options());
+  template <detail::InOutRange InOut, class Op>
+  void allreduce(InOut&& inout, const Op& op, detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::allreduce, inout, inout, std::ranges::size(inout),
+               options);
   }
 
   // --- reduce_scatter: the reduced vector of Σ counts elements is cut into
@@ -160,70 +157,74 @@ class Member {
   //     one entry per member. In place: the whole input in `out`, the block
   //     lands at its start.
   template <class T, class Op>
-  void reduce_scatter(const T* in, T* out, std::span<const std::size_t> counts, const Op& op) {
-    reduce_scatter(in, out, counts, op, default_options());
-  }
-  template <class T, class Op>
-  void reduce_scatter(const T* in, T* out, std::span<const std::size_t> counts, const Op& op,
-                      const CollectiveOptions& options) {
+  void reduce_scatter(const T* in, std::type_identity_t<T>* out,
+                      std::span<const std::size_t> counts, const Op& op,
+                      detail::OptionsRef options = {}) {
     run<T>(op, detail::CollectiveKind::reduce_scatter, in, out, counts.size(), options, 0,
            SIZE_MAX, SIZE_MAX, counts.data());
   }
-  template <class T, class Op>
-  void reduce_scatter(std::span<const T> in, std::span<T> out,
-                      std::span<const std::size_t> counts, const Op& op) {
-    run<T>(op, detail::CollectiveKind::reduce_scatter, in.data(), out.data(), counts.size(),
-           default_options(), 0, in.size(), out.size(), counts.data());
+  template <detail::InputRange In, detail::OutputRangeOf<In> Out, class Op>
+  void reduce_scatter(const In& in, Out&& out, std::span<const std::size_t> counts, const Op& op,
+                      detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::reduce_scatter, in, out, counts.size(), options, 0,
+               counts.data());
+  }
+  template <detail::InOutRange InOut, class Op>
+  void reduce_scatter(InOut&& inout, std::span<const std::size_t> counts, const Op& op,
+                      detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::reduce_scatter, inout, inout, counts.size(), options,
+               0, counts.data());
   }
 
   // --- reduce_scatter_block: reduce_scatter with every count equal to m;
-  //     `in` holds m·size() elements, `out` m.
+  //     `in` holds m·size() elements, `out` m (in place: m·size()).
   template <class T, class Op>
-  void reduce_scatter_block(const T* in, T* out, std::size_t m, const Op& op) {
-    reduce_scatter_block(in, out, m, op, default_options());
-  }
-  template <class T, class Op>
-  void reduce_scatter_block(const T* in, T* out, std::size_t m, const Op& op,
-                            const CollectiveOptions& options) {
+  void reduce_scatter_block(const T* in, std::type_identity_t<T>* out, std::size_t m,
+                            const Op& op, detail::OptionsRef options = {}) {
     run<T>(op, detail::CollectiveKind::reduce_scatter_block, in, out, m, options);
   }
-  template <class T, class Op>
-  void reduce_scatter_block(std::span<const T> in, std::span<T> out, std::size_t m,
-                            const Op& op) {
-    run<T>(op, detail::CollectiveKind::reduce_scatter_block, in.data(), out.data(), m,
-           default_options(), 0, in.size(), out.size());
+  template <detail::InputRange In, detail::OutputRangeOf<In> Out, class Op>
+  void reduce_scatter_block(const In& in, Out&& out, std::size_t m, const Op& op,
+                            detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::reduce_scatter_block, in, out, m, options);
+  }
+  template <detail::InOutRange InOut, class Op>
+  void reduce_scatter_block(InOut&& inout, std::size_t m, const Op& op,
+                            detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::reduce_scatter_block, inout, inout, m, options);
   }
 
   // --- scan: member r receives x_0 ∘ … ∘ x_r.
   template <class T, class Op>
-  void scan(const T* in, T* out, std::size_t n, const Op& op) {
-    scan(in, out, n, op, default_options());
-  }
-  template <class T, class Op>
-  void scan(const T* in, T* out, std::size_t n, const Op& op, const CollectiveOptions& options) {
+  void scan(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op,
+            detail::OptionsRef options = {}) {
     run<T>(op, detail::CollectiveKind::scan, in, out, n, options);
   }
-  template <class T, class Op>
-  void scan(std::span<const T> in, std::span<T> out, const Op& op) {
-    run<T>(op, detail::CollectiveKind::scan, in.data(), out.data(), in.size(),
-           default_options(), 0, in.size(), out.size());
+  template <detail::InputRange In, detail::OutputRangeOf<In> Out, class Op>
+  void scan(const In& in, Out&& out, const Op& op, detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::scan, in, out, std::ranges::size(in), options);
+  }
+  template <detail::InOutRange InOut, class Op>
+  void scan(InOut&& inout, const Op& op, detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::scan, inout, inout, std::ranges::size(inout),
+               options);
   }
 
   // --- exscan: member r > 0 receives x_0 ∘ … ∘ x_{r-1}; member 0's output
-  //     is left untouched.
-  template <class T, class Op>
-  void exscan(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op) {
-    exscan(in, out, n, op, default_options());
-  }
+  //     is left untouched (may be null or empty).
   template <class T, class Op>
   void exscan(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op,
-              const CollectiveOptions& options) {
+              detail::OptionsRef options = {}) {
     run<T>(op, detail::CollectiveKind::exscan, in, out, n, options);
   }
-  template <class T, class Op>
-  void exscan(std::span<const T> in, std::span<T> out, const Op& op) {
-    run<T>(op, detail::CollectiveKind::exscan, in.data(), out.data(), in.size(),
-           default_options(), 0, in.size(), out.size());
+  template <detail::InputRange In, detail::OutputRangeOf<In> Out, class Op>
+  void exscan(const In& in, Out&& out, const Op& op, detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::exscan, in, out, std::ranges::size(in), options);
+  }
+  template <detail::InOutRange InOut, class Op>
+  void exscan(InOut&& inout, const Op& op, detail::OptionsRef options = {}) {
+    run_ranges(op, detail::CollectiveKind::exscan, inout, inout, std::ranges::size(inout),
+               options);
   }
 
  private:
@@ -235,11 +236,20 @@ class Member {
 
   template <class T, class Op>
   void run(const Op& op, detail::CollectiveKind kind, const T* in, T* out, std::size_t count,
-           const CollectiveOptions& options, int root = 0, std::size_t in_size = SIZE_MAX,
+           detail::OptionsRef options, int root = 0, std::size_t in_size = SIZE_MAX,
            std::size_t out_size = SIZE_MAX, const std::size_t* counts = nullptr) {
     const detail::Call call(kind, in, out, count, counts, in_size, out_size, root,
-                            detail::erase_op<T>(op), options);
+                            detail::erase_op<T>(op),
+                            options.get() != nullptr ? *options.get() : default_options());
     detail::execute(*state_, call);
+  }
+  template <class Op, class In, class Out>
+  void run_ranges(const Op& op, detail::CollectiveKind kind, const In& in, Out& out,
+                  std::size_t count, detail::OptionsRef options, int root = 0,
+                  const std::size_t* counts = nullptr) {
+    run<std::ranges::range_value_t<In>>(op, kind, std::ranges::data(in), std::ranges::data(out),
+                                        count, options, root, std::ranges::size(in),
+                                        std::ranges::size(out), counts);
   }
 
   detail::MemberState* state_;
@@ -267,11 +277,11 @@ class Team {
   // an ArgumentError or OpError leaves the team usable.
   bool usable() const;
   // Which algorithms a collective of this size would run, and why.
-  std::string explain(std::string_view collective, std::size_t bytes_per_member) const;
+  std::string explain(Collective collective, std::size_t bytes_per_member) const;
   // The shared-memory path inside each process alone: "mailbox", "tree" or
   // "sliced", for a predefined op with the team's default options (a user
   // op goes sliced where this says mailbox).
-  std::string_view local_path(std::string_view collective, std::size_t bytes_per_member) const;
+  std::string_view local_path(Collective collective, std::size_t bytes_per_member) const;
   const Topology& topology() const;
   const Placement& placement() const;
   // The grouping levels of the hierarchical tree in use.

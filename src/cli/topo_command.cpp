@@ -81,7 +81,7 @@ int topo_mpi(const Args& args, const MachineChoice& choice) {
   std::cout << choice.topology.render() << '\n'
             << "Team over MPI_COMM_WORLD: " << team.size() << " members in " << team.processes()
             << " processes\n"
-            << team.explain("allreduce", n * sizeof(double)) << '\n';
+            << team.explain(Collective::allreduce, n * sizeof(double)) << '\n';
   return 0;
 }
 

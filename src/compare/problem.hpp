@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "hreduce/ops.hpp"
+#include "hreduce/options.hpp"
 #include "hreduce/types.hpp"
 
 namespace hreduce::detail::compare {
 
-enum class Collective { reduce, allreduce, reduce_scatter_block, scan, exscan };
+// The collectives compared (reduce_scatter, whose counts vary, is not).
+using hreduce::Collective;
 inline constexpr Collective kCollectives[] = {Collective::reduce, Collective::allreduce,
                                              Collective::reduce_scatter_block, Collective::scan,
                                              Collective::exscan};

@@ -7,16 +7,7 @@
 
 namespace hreduce::detail::compare {
 
-std::string_view name_of(Collective collective) {
-  switch (collective) {
-    case Collective::reduce: return "reduce";
-    case Collective::allreduce: return "allreduce";
-    case Collective::reduce_scatter_block: return "reduce_scatter_block";
-    case Collective::scan: return "scan";
-    case Collective::exscan: return "exscan";
-  }
-  return "?";
-}
+std::string_view name_of(Collective collective) { return to_string(collective); }
 
 std::string_view name_of(Implementation implementation) {
   switch (implementation) {

@@ -86,6 +86,7 @@ class SliceKernel {
         if (p > 1) put(out(1), in(0), len);
         for (int m = 2; m < p; ++m) combine(out(m), out(m - 1), in(m - 1), len);
         break;
+      case Collective::reduce_scatter: break;  // not compared (kCollectives)
     }
   }
 

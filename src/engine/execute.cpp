@@ -56,6 +56,23 @@ std::string demangle(const std::type_info* type) {
   return text;
 }
 
+// A user op's function type, "main()::{lambda(int, int)#1}", out of
+// "hreduce::UserOp<int, main()::{lambda(int, int)#1}>".
+std::string function_type(const std::type_info* op_type) {
+  const std::string text = demangle(op_type);
+  constexpr std::string_view kUserOp = "hreduce::UserOp<";
+  if (!text.starts_with(kUserOp) || !text.ends_with('>')) return text;
+  int depth = 0;
+  for (std::size_t i = kUserOp.size(); i < text.size(); ++i) {
+    if (text[i] == '<' || text[i] == '(' || text[i] == '{') ++depth;
+    if (text[i] == '>' || text[i] == ')' || text[i] == '}') --depth;
+    if (depth == 0 && text.compare(i, 2, ", ") == 0) {
+      return text.substr(i + 2, text.size() - i - 3);
+    }
+  }
+  return text;
+}
+
 // What messages call this call: the user's collective, also in its steps.
 CollectiveKind reported_kind(const Call& call) {
   const ProcessStep& step = step_of(call);
@@ -188,8 +205,11 @@ std::string disagreement(const Descriptor& ref, const Descriptor& other, int ran
   } else if (ref.type != other.type && *ref.type != *other.type) {
     pair("the element type", demangle(ref.type), demangle(other.type));
   } else if (ref.op_type != other.op_type && *ref.op_type != *other.op_type) {
-    pair("the op", std::string(ref.op_name) + " (" + demangle(ref.op_type) + ")",
-         std::string(other.op_name) + " (" + demangle(other.op_type) + ")");
+    // Names tell ops apart unless two unnamed user ops differ: then their
+    // functions' types, without the UserOp<T, …> around them.
+    const bool same_name = std::strcmp(ref.op_name, other.op_name) == 0;
+    pair("the op", ref.op_name + (same_name ? " (" + function_type(ref.op_type) + ")" : ""),
+         other.op_name + (same_name ? " (" + function_type(other.op_type) + ")" : ""));
   } else if (ref.count != other.count) {
     pair(uses_counts(ref.kind) ? "the number of counts" : "the element count", ref.count,
          other.count);

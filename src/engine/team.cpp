@@ -67,25 +67,26 @@ bool Team::usable() const {
 
 namespace {
 
-std::optional<detail::CollectiveKind> collective_named(std::string_view name) {
+detail::CollectiveKind kind_of(Collective collective) {
   using detail::CollectiveKind;
-  for (auto k : {CollectiveKind::reduce, CollectiveKind::allreduce,
-                 CollectiveKind::reduce_scatter, CollectiveKind::reduce_scatter_block,
-                 CollectiveKind::scan, CollectiveKind::exscan}) {
-    if (name == detail::to_string(k)) return k;
+  switch (collective) {
+    case Collective::reduce: return CollectiveKind::reduce;
+    case Collective::allreduce: return CollectiveKind::allreduce;
+    case Collective::reduce_scatter: return CollectiveKind::reduce_scatter;
+    case Collective::reduce_scatter_block: return CollectiveKind::reduce_scatter_block;
+    case Collective::scan: return CollectiveKind::scan;
+    case Collective::exscan: return CollectiveKind::exscan;
   }
-  return std::nullopt;
+  throw ArgumentError("Team::explain: collective " + std::to_string(static_cast<int>(collective)) +
+                      " is not a Collective");
 }
 
-// The path execute_local() takes for `kind` (none: a name that is not a
-// collective), asking the functions it asks, about a call of a predefined
-// op with the team's default options.
-std::string_view local_path_of(const detail::TeamState& team,
-                               std::optional<detail::CollectiveKind> kind,
+// The path execute_local() takes for `kind`, asking the functions it asks,
+// about a call of a predefined op with the team's default options.
+std::string_view local_path_of(const detail::TeamState& team, detail::CollectiveKind kind,
                                std::size_t bytes_per_member) {
-  if (!kind) return "sliced";
   detail::Call call;
-  call.kind = *kind;
+  call.kind = kind;
   call.count = bytes_per_member;
   call.op.elem_size = 1;
   call.op.may_throw = false;
@@ -97,20 +98,18 @@ std::string_view local_path_of(const detail::TeamState& team,
 
 }  // namespace
 
-std::string_view Team::local_path(std::string_view collective,
-                                  std::size_t bytes_per_member) const {
-  return local_path_of(*state_, collective_named(collective), bytes_per_member);
+std::string_view Team::local_path(Collective collective, std::size_t bytes_per_member) const {
+  return local_path_of(*state_, kind_of(collective), bytes_per_member);
 }
 
-std::string Team::explain(std::string_view collective, std::size_t bytes_per_member) const {
-  const std::optional<detail::CollectiveKind> kind = collective_named(collective);
+std::string Team::explain(Collective collective, std::size_t bytes_per_member) const {
+  const detail::CollectiveKind kind = kind_of(collective);
   std::string path(local_path_of(*state_, kind, bytes_per_member));
   if (path == "mailbox") path += " (a user op goes sliced)";
   const std::string local =
       "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
-  if (!state_->group) return std::string(collective) + ": " + local;
-  if (!kind) throw ArgumentError("Team::explain: unknown collective '" + std::string(collective) + "'");
-  return state_->group->explain(*kind, bytes_per_member, true) + "; " + local;
+  if (!state_->group) return std::string(to_string(collective)) + ": " + local;
+  return state_->group->explain(kind, bytes_per_member, true) + "; " + local;
 }
 
 const Topology& Team::topology() const { return state_->topology; }
@@ -171,6 +170,16 @@ std::string_view to_string(TreeShape shape) {
     case TreeShape::chain: return "chain";
   }
   return "?";
+}
+
+std::string_view to_string(Collective collective) { return detail::to_string(kind_of(collective)); }
+
+std::optional<Collective> parse_collective(std::string_view name) {
+  for (auto c : {Collective::reduce, Collective::allreduce, Collective::reduce_scatter,
+                 Collective::reduce_scatter_block, Collective::scan, Collective::exscan}) {
+    if (name == to_string(c)) return c;
+  }
+  return std::nullopt;
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {

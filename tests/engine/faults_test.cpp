@@ -123,6 +123,29 @@ TEST_CASE("members that disagree are named with their values", "[engine][negativ
     });
     check_all(messages, {"the op", "sum", "max", "member 3"});
   }
+  SECTION("user ops: their names, or their functions when unnamed") {
+    const auto add = make_op<double>([](double a, double b) { return a + b; });
+    const auto mul = make_op<double>([](double a, double b) { return a * b; });
+    auto named = errors_on(team, [&](Member& m) {
+      double x = 1, y = 0;
+      if (m.rank() == 2) {
+        m.allreduce(&x, &y, 1, mul.named("product"));
+      } else {
+        m.allreduce(&x, &y, 1, add.named("plus"));
+      }
+    });
+    check_all(named, {"[ArgumentError] ", "members disagree on the op: member 0 has plus, member 2 has product"});
+    auto unnamed = errors_on(team, [&](Member& m) {
+      double x = 1, y = 0;
+      if (m.rank() == 2) {
+        m.allreduce(&x, &y, 1, mul);
+      } else {
+        m.allreduce(&x, &y, 1, add);
+      }
+    });
+    check_all(unnamed, {"member 0 has user op (", "lambda(double, double)#", "member 2 has user op ("});
+    for (const auto& text : unnamed) CHECK_THAT(text, !Catch::Contains("UserOp<"));
+  }
   SECTION("element type") {
     auto messages = errors_on(team, [](Member& m) {
       double x = 1, y = 0;

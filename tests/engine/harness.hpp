@@ -12,19 +12,9 @@
 
 namespace hreduce::test {
 
-enum class Collective { reduce, allreduce, reduce_scatter, reduce_scatter_block, scan, exscan };
+using hreduce::Collective;
 
-inline const char* name_of(Collective c) {
-  switch (c) {
-    case Collective::reduce: return "reduce";
-    case Collective::allreduce: return "allreduce";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::reduce_scatter_block: return "reduce_scatter_block";
-    case Collective::scan: return "scan";
-    case Collective::exscan: return "exscan";
-  }
-  return "?";
-}
+inline const char* name_of(Collective c) { return to_string(c).data(); }
 
 inline const std::vector<Collective>& all_collectives() {
   static const std::vector<Collective> all = {

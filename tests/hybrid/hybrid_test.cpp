@@ -284,7 +284,7 @@ TEST_CASE("team ranks follow process order, then thread order", "[hybrid]") {
   CHECK(world.team(2).local_size() == 3);
   CHECK(world.team(2).member(0).rank() == 3);
   CHECK(world.team(1).member(0).rank() == 2);
-  CHECK_THAT(world.team(0).explain("allreduce", 1 << 20), Catch::Contains("3 processes"));
+  CHECK_THAT(world.team(0).explain(Collective::allreduce, 1 << 20), Catch::Contains("3 processes"));
 }
 
 TEST_CASE("buffers from Team::allocate are read and written where they are", "[hybrid][node]") {
@@ -362,7 +362,7 @@ TEST_CASE("buffers from Team::allocate are read and written where they are", "[h
 TEST_CASE("explain shows the node's processes, their members and the segment's pages",
           "[hybrid][node]") {
   World world({1, 2}, {});
-  const std::string before = world.team(1).explain("allreduce", 1 << 20);
+  const std::string before = world.team(1).explain(Collective::allreduce, 1 << 20);
   INFO(before);
   CHECK(before.find("process 0 (pid ") != std::string::npos);
   CHECK(before.find("process 1 (pid ") != std::string::npos);
@@ -373,7 +373,7 @@ TEST_CASE("explain shows the node's processes, their members and the segment's p
   std::vector<std::vector<double>> in(3, std::vector<double>(1 << 17, 1.0)), out = in;
   world.run([&](Member& m) { m.allreduce(in[m.rank()].data(), out[m.rank()].data(), 1 << 17, op::sum); });
   CHECK(out[2][12345] == 3.0);
-  const std::string after = world.team(0).explain("allreduce", 1 << 20);
+  const std::string after = world.team(0).explain(Collective::allreduce, 1 << 20);
   INFO(after);
   CHECK(after.find("staging pages: NUMA node") != std::string::npos);
   CHECK(after.find("result pages: NUMA node") != std::string::npos);

@@ -260,7 +260,7 @@ TEST_CASE("an MPI error becomes an Error carrying MPI's message", "[mpi][negativ
 
 TEST_CASE("the chosen inter-process algorithm can be explained", "[mpi]") {
   Team team = make_team(1);
-  const std::string why = team.explain("allreduce", 8 << 20);
+  const std::string why = team.explain(Collective::allreduce, 8 << 20);
   CHECK_THAT(why, Catch::Contains(std::to_string(world_size()) + " processes"));
   const char* per_node = std::getenv("HREDUCE_PROCS_PER_NODE");
   const int k = per_node ? std::atoi(per_node) : 0;
@@ -278,7 +278,7 @@ TEST_CASE("a long allreduce runs pipelined and equals MPI_Allreduce", "[mpi]") {
   Team team = make_team(0);
   const int first = team.member(0).rank(), here = team.local_size();
   const std::size_t n = 300000;  // 2.4 MB per member: above the 1 MiB pipeline threshold
-  CHECK_THAT(team.explain("allreduce", n * sizeof(long long)), Catch::Contains("processes"));
+  CHECK_THAT(team.explain(Collective::allreduce, n * sizeof(long long)), Catch::Contains("processes"));
   std::vector<std::vector<long long>> in(here, std::vector<long long>(n)), out = in;
   std::vector<long long> mine(n, 0), expected(n);
   for (int t = 0; t < here; ++t) {

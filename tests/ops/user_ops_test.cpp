@@ -214,8 +214,9 @@ TEST_CASE("user op accessors", "[ops][user][interface]") {
   REQUIRE(mat_elementwise.identity().has_value());
   CHECK(*mat_elementwise.identity() == Mat2{1, 0, 0, 1});
   CHECK_FALSE(mat_vector.identity().has_value());
-  CHECK(mat_vector.name() == "user");
-  CHECK(hreduce::op_name(mat_vector) == "user");
+  CHECK(mat_vector.name() == "user op");
+  CHECK(hreduce::op_name(mat_vector) == "user op");
+  CHECK(hreduce::op_name(mat_vector.named("matrix product")) == "matrix product");
   CHECK(hreduce::op_name(hreduce::op::bor) == "bor");
 
   // The single-element call goes through the same function.

@@ -2,8 +2,11 @@
 // templates in team.hpp hand to the compiled engine. Not part of the API.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <ranges>
+#include <type_traits>
 #include <typeinfo>
 
 #include "hreduce/combine.hpp"
@@ -58,6 +61,36 @@ ErasedOp erase_op(const Op& op) {
 }
 
 inline constexpr CollectiveOptions kDefaultCollectiveOptions{};
+
+// The last argument of every collective: a CollectiveOptions, or nothing for
+// the team's defaults. It only points at the caller's options, which live
+// until the call returns.
+class OptionsRef {
+ public:
+  OptionsRef() = default;
+  OptionsRef(const CollectiveOptions& options) : options_(&options) {}  // implicit on purpose
+  const CollectiveOptions* get() const { return options_; }
+
+ private:
+  const CollectiveOptions* options_ = nullptr;
+};
+
+// What the range forms of the collectives accept: contiguous and sized
+// (std::vector, std::array, C arrays, std::span).
+template <class R>
+concept InputRange = std::ranges::contiguous_range<std::remove_reference_t<R>> &&
+                     std::ranges::sized_range<std::remove_reference_t<R>>;
+
+template <class R>
+concept InOutRange =
+    InputRange<R> &&
+    !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<std::remove_reference_t<R>>>>;
+
+// A writable range of In's element type.
+template <class R, class In>
+concept OutputRangeOf =
+    InOutRange<R> && std::same_as<std::ranges::range_value_t<std::remove_reference_t<R>>,
+                                  std::ranges::range_value_t<std::remove_reference_t<In>>>;
 
 // What a step of a team spanning processes adds to a call
 // (src/engine/process_step.hpp); a user's call has none.
