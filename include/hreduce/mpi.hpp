@@ -22,6 +22,10 @@
 
 namespace hreduce {
 
+// The inter-process algorithms a team may be told to use (docs/mpi.md).
+enum class AllreduceAlgorithm { automatic, recursive_doubling, rabenseifner, ring };
+enum class ReduceScatterAlgorithm { automatic, pairwise, reduce_then_scatter };
+
 struct MpiTeamOptions {
   // Processes per node. 0: real nodes, found with
   // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). k > 0: "virtual nodes" of k
@@ -32,11 +36,9 @@ struct MpiTeamOptions {
   // seconds per message and seconds per byte.
   double alpha_seconds = 2e-6;
   double beta_seconds_per_byte = 2e-10;
-  // Force an inter-process algorithm: "automatic" (default), or for
-  // allreduce "recursive_doubling", "rabenseifner", "ring"; for
-  // reduce_scatter "pairwise", "reduce_then_scatter".
-  std::string allreduce = "automatic";
-  std::string reduce_scatter = "automatic";
+  // Force an inter-process algorithm (automatic: the cost model picks).
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::automatic;
+  ReduceScatterAlgorithm reduce_scatter = ReduceScatterAlgorithm::automatic;
   // allreduce: reduce inside each node, then between node leaders, then
   // broadcast inside each node (when every node's ranks are consecutive).
   bool by_node = true;

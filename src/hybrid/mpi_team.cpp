@@ -86,12 +86,29 @@ std::chrono::milliseconds effective_timeout(const TeamOptions& options, const Mp
   return timeout.count() > 0 ? timeout : mpi.default_timeout;
 }
 
-detail::InterAlgorithm algorithm_named(const std::string& name, const char* what) {
-  auto parsed = detail::parse_inter_algorithm(name);
-  if (!parsed) {
-    throw ArgumentError(std::string("make_mpi_team: unknown ") + what + " algorithm '" + name + "'");
+detail::InterAlgorithm inter_algorithm(AllreduceAlgorithm algorithm) {
+  using detail::InterAlgorithm;
+  switch (algorithm) {
+    case AllreduceAlgorithm::automatic: return InterAlgorithm::automatic;
+    case AllreduceAlgorithm::recursive_doubling: return InterAlgorithm::recursive_doubling;
+    case AllreduceAlgorithm::rabenseifner: return InterAlgorithm::rabenseifner;
+    case AllreduceAlgorithm::ring: return InterAlgorithm::ring;
   }
-  return *parsed;
+  throw ArgumentError("make_mpi_team: MpiTeamOptions::allreduce is " +
+                      std::to_string(static_cast<int>(algorithm)) +
+                      ", not an AllreduceAlgorithm");
+}
+
+detail::InterAlgorithm inter_algorithm(ReduceScatterAlgorithm algorithm) {
+  using detail::InterAlgorithm;
+  switch (algorithm) {
+    case ReduceScatterAlgorithm::automatic: return InterAlgorithm::automatic;
+    case ReduceScatterAlgorithm::pairwise: return InterAlgorithm::pairwise;
+    case ReduceScatterAlgorithm::reduce_then_scatter: return InterAlgorithm::reduce_then_scatter;
+  }
+  throw ArgumentError("make_mpi_team: MpiTeamOptions::reduce_scatter is " +
+                      std::to_string(static_cast<int>(algorithm)) +
+                      ", not a ReduceScatterAlgorithm");
 }
 
 }  // namespace
@@ -114,8 +131,25 @@ Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTea
 Team detail::build_mpi_team(MPI_Comm comm, int threads, TeamOptions options,
                             const MpiTeamOptions& mpi) {
   auto channel = std::make_unique<detail::MpiChannel>(comm);
-  // Every process learns every thread count, and all refuse a bad one
-  // together instead of leaving the others waiting.
+  // Every process learns every thread count and whether every process's
+  // options are valid, and all refuse a bad one together instead of leaving
+  // the others waiting.
+  detail::InterOptions inter;
+  std::string bad_options;
+  try {
+    inter.allreduce = inter_algorithm(mpi.allreduce);
+    inter.reduce_scatter = inter_algorithm(mpi.reduce_scatter);
+  } catch (const ArgumentError& e) {
+    bad_options = e.what();
+  }
+  const std::vector<int> valid = allgather(*channel, bad_options.empty() ? 1 : 0);
+  if (!bad_options.empty()) throw ArgumentError(bad_options);
+  for (int p = 0; p < channel->size(); ++p) {
+    if (valid[p] == 0) {
+      throw ArgumentError("make_mpi_team: process " + std::to_string(p) +
+                          " passed invalid MpiTeamOptions (its error says which)");
+    }
+  }
   const std::vector<int> counts = allgather(*channel, threads);
   for (int p = 0; p < channel->size(); ++p) {
     if (counts[p] < 1) {
@@ -124,10 +158,7 @@ Team detail::build_mpi_team(MPI_Comm comm, int threads, TeamOptions options,
     }
   }
   detail::ProcessLayout layout{channel->rank(), counts, discover_nodes(*channel, procs_per_node(mpi))};
-  detail::InterOptions inter;
   inter.cost = {mpi.alpha_seconds, mpi.beta_seconds_per_byte};
-  inter.allreduce = algorithm_named(mpi.allreduce, "allreduce");
-  inter.reduce_scatter = algorithm_named(mpi.reduce_scatter, "reduce_scatter");
   inter.by_node = mpi.by_node;
   inter.pipeline_min_bytes = mpi.pipeline_min_bytes;
   inter.pipeline_chunk_bytes = mpi.pipeline_chunk_bytes;

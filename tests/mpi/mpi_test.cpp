@@ -258,6 +258,33 @@ TEST_CASE("an MPI error becomes an Error carrying MPI's message", "[mpi][negativ
   }
 }
 
+TEST_CASE("a forced inter-process algorithm equals MPI_Allreduce; a bad one is refused",
+          "[mpi]") {
+  TeamOptions options;
+  options.topology = Topology::synthetic("pack:1 core:2 pu:2");
+  for (auto algorithm : {AllreduceAlgorithm::recursive_doubling, AllreduceAlgorithm::rabenseifner,
+                         AllreduceAlgorithm::ring}) {
+    MpiTeamOptions mpi;
+    mpi.allreduce = algorithm;
+    mpi.reduce_scatter = ReduceScatterAlgorithm::pairwise;
+    Team team = make_mpi_team(MPI_COMM_WORLD, 1, options, mpi);
+    const std::size_t n = 1000;
+    std::vector<long long> in(n), out(n), expected(n);
+    for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<long long>(i * 7 + team.member(0).rank());
+    team.member(0).allreduce(in, out, op::sum);
+    MPI_Allreduce(in.data(), expected.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM,
+                  MPI_COMM_WORLD);
+    CHECK(everywhere(out == expected));
+  }
+  MpiTeamOptions bad;
+  bad.allreduce = static_cast<AllreduceAlgorithm>(9);
+  CHECK_THROWS_AS(make_mpi_team(MPI_COMM_WORLD, 1, options, bad), ArgumentError);
+  bad = {};
+  bad.reduce_scatter = static_cast<ReduceScatterAlgorithm>(9);
+  CHECK_THROWS_WITH(make_mpi_team(MPI_COMM_WORLD, 1, options, bad),
+                    Catch::Contains("MpiTeamOptions::reduce_scatter is 9"));
+}
+
 TEST_CASE("the chosen inter-process algorithm can be explained", "[mpi]") {
   Team team = make_team(1);
   const std::string why = team.explain(Collective::allreduce, 8 << 20);
