@@ -27,6 +27,7 @@
 #include <string>
 
 #include "hreduce/error.hpp"
+#define HREDUCE_PUBLIC_HEADER  // lets the detail headers in (they refuse direct includes)
 #include "hreduce/detail/loc_kernel.hpp"
 #include "hreduce/ops.hpp"
 

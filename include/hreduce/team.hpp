@@ -35,6 +35,7 @@
 #include <type_traits>
 #include <vector>
 
+#define HREDUCE_PUBLIC_HEADER  // lets the detail headers in (they refuse direct includes)
 #include "hreduce/detail/call.hpp"
 #include "hreduce/error.hpp"
 #include "hreduce/ops.hpp"
@@ -52,11 +53,11 @@ class TeamState;
 class MemberState;
 class Workers;
 class ProcessGroup;
-void execute(MemberState& member, const Call& call);
+void execute(MemberState& member, const CallArgs& call);
 // Runs an already erased call on `member` (the MPI drop-in library, whose
 // element types are only known at run time); a null `call.options` means
 // the team's defaults.
-void execute_erased(Member& member, Call call);
+void execute_erased(Member& member, CallArgs call);
 // Builds a team spanning several processes (src/engine/team.cpp; used by
 // make_mpi_team and the tests' in-memory process worlds).
 Team team_over_processes(TeamOptions options, std::unique_ptr<ProcessGroup> group);
@@ -229,7 +230,7 @@ class Member {
 
  private:
   friend class Team;
-  friend void detail::execute_erased(Member& member, detail::Call call);
+  friend void detail::execute_erased(Member& member, detail::CallArgs call);
   explicit Member(detail::MemberState* state) : state_(state) {}
 
   const CollectiveOptions& default_options() const;
@@ -238,7 +239,7 @@ class Member {
   void run(const Op& op, detail::CollectiveKind kind, const T* in, T* out, std::size_t count,
            detail::OptionsRef options, int root = 0, std::size_t in_size = SIZE_MAX,
            std::size_t out_size = SIZE_MAX, const std::size_t* counts = nullptr) {
-    const detail::Call call(kind, in, out, count, counts, in_size, out_size, root,
+    const detail::CallArgs call(kind, in, out, count, counts, in_size, out_size, root,
                             detail::erase_op<T>(op),
                             options.get() != nullptr ? *options.get() : default_options());
     detail::execute(*state_, call);

@@ -33,7 +33,7 @@
 #include <string>
 #include <string_view>
 
-#include "hreduce/detail/call.hpp"
+#include "hreduce/team.hpp"
 #include "hreduce/schedule.hpp"
 #include "src/transport/channel.hpp"
 #include "src/transport/workspace.hpp"

@@ -445,7 +445,8 @@ std::string member_problem(const Call& call, int rank, int size,
   return local_problem(call, rank, size, team_options);
 }
 
-void execute(MemberState& me, const Call& call) {
+void execute(MemberState& me, const CallArgs& args) {
+  const Call call(args);
   if (me.team.group) {
     me.team.group->execute(me, call);
   } else {

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "hreduce/detail/call.hpp"
+#include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "hreduce/detail/call.hpp"
+#include "hreduce/team.hpp"
 
 namespace hreduce::detail {
 
@@ -26,6 +26,18 @@ inline constexpr CollectiveKind kPipelinedAllreduce = static_cast<CollectiveKind
 inline bool is_internal(CollectiveKind kind) {
   return kind == kCopyFromRoot || kind == kCombineFromRoot;
 }
+
+struct ProcessStep;
+
+// A call as the engine runs it: the user's arguments, and what only the
+// steps of a team spanning processes add, behind a pointer so that a
+// user's call stays small (null there).
+struct Call : CallArgs {
+  Call() = default;
+  using CallArgs::CallArgs;
+  Call(const CallArgs& args) : CallArgs(args) {}  // implicit on purpose: a user's call
+  const ProcessStep* step = nullptr;
+};
 
 // The parts of a call that only the steps of a team spanning processes set.
 struct ProcessStep {

@@ -20,7 +20,7 @@ const CollectiveOptions& Member::default_options() const {
   return state_->team.options.collectives;
 }
 
-void detail::execute_erased(Member& member, Call call) {
+void detail::execute_erased(Member& member, CallArgs call) {
   if (call.options == nullptr) call.options = &member.default_options();
   execute(*member.state_, call);
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hreduce/detail/call.hpp"
+#include "src/engine/process_step.hpp"
 #include "hreduce/team.hpp"
 #include "src/engine/wait.hpp"
 #include "src/topology/numa_memory.hpp"

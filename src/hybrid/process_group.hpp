@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hreduce/detail/call.hpp"
+#include "src/engine/process_step.hpp"
 #include "src/algorithms/inter.hpp"
 #include "src/engine/process_group.hpp"
 #include "src/node/node_group.hpp"

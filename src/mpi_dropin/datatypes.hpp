@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <string>
 
-#include "hreduce/detail/call.hpp"
+#include "hreduce/team.hpp"
 
 namespace hreduce::detail::mpi_dropin {
 

@@ -121,7 +121,7 @@ int serve(const Args& a, const std::function<int()>& pmpi) {
     if (problem != MPI_SUCCESS) {
       // Take part anyway, with arguments the team rejects, so that the
       // other processes learn it at once instead of waiting for us.
-      Call refused(a.kind, nullptr, nullptr, 1, nullptr, SIZE_MAX, SIZE_MAX, 0, combiner.erased(),
+      CallArgs refused(a.kind, nullptr, nullptr, 1, nullptr, SIZE_MAX, SIZE_MAX, 0, combiner.erased(),
                    kDefaultCollectiveOptions);
       refused.options = nullptr;
       try {
@@ -145,7 +145,7 @@ int serve(const Args& a, const std::function<int()>& pmpi) {
       }
       n = counts.size();
     }
-    Call call(a.kind, in, out, n, counts.empty() ? nullptr : counts.data(), SIZE_MAX, SIZE_MAX,
+    CallArgs call(a.kind, in, out, n, counts.empty() ? nullptr : counts.data(), SIZE_MAX, SIZE_MAX,
               a.root, combiner.erased(), kDefaultCollectiveOptions);
     call.options = nullptr;  // the team's defaults
     execute_erased(me, call);

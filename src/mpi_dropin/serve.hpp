@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "hreduce/detail/call.hpp"
+#include "hreduce/team.hpp"
 
 namespace hreduce::detail::mpi_dropin {
 

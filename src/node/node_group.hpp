@@ -60,7 +60,7 @@
 #include <string>
 #include <vector>
 
-#include "hreduce/detail/call.hpp"
+#include "src/engine/process_step.hpp"
 #include "src/engine/wait.hpp"
 #include "src/node/segment.hpp"
 #include "src/transport/channel.hpp"

@@ -263,7 +263,7 @@ TEST_CASE("commutative-only algorithms reject a non-commutative op on every part
       INFO("participant " << r);
       CHECK_THAT(messages[r],
                  Catch::StartsWith(std::string(name) + ": needs a commutative op, got the "
-                                                       "non-commutative op \"user\""));
+                                                       "non-commutative op \"user op\""));
     }
     CHECK(buf == data.x);          // nothing was touched
     CHECK(fabric.pending() == 0);  // nothing was sent

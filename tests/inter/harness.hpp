@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "hreduce/detail/call.hpp"
+#include "hreduce/team.hpp"
 #include "hreduce/ops.hpp"
 #include "src/algorithms/inter.hpp"
 #include "src/transport/in_memory_channel.hpp"

@@ -2,6 +2,11 @@
 // templates in team.hpp hand to the compiled engine. Not part of the API.
 #pragma once
 
+// Only hreduce's public headers include this one (they define the macro).
+#ifndef HREDUCE_PUBLIC_HEADER
+#error "hreduce/detail/call.hpp is internal to hreduce: include \"hreduce/team.hpp\" instead"
+#endif
+
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -92,15 +97,13 @@ concept OutputRangeOf =
     InOutRange<R> && std::same_as<std::ranges::range_value_t<std::remove_reference_t<R>>,
                                   std::ranges::range_value_t<std::remove_reference_t<In>>>;
 
-// What a step of a team spanning processes adds to a call
-// (src/engine/process_step.hpp); a user's call has none.
-struct ProcessStep;
-
-struct Call {
-  Call() = default;
+// A user's call, as the templates of team.hpp hand it to the compiled
+// engine (which wraps it in its own Call).
+struct CallArgs {
+  CallArgs() = default;
   // Every field in one go: aggregate initialization would first zero the
   // whole object, padding included (measured: a `rep stos` per call).
-  Call(CollectiveKind kind, const void* in, void* out, std::size_t count,
+  CallArgs(CollectiveKind kind, const void* in, void* out, std::size_t count,
        const std::size_t* counts, std::size_t in_size, std::size_t out_size, int root,
        const ErasedOp& op, const CollectiveOptions& options)
       : kind(kind), in(in), out(out), count(count), counts(counts), in_size(in_size),
@@ -122,9 +125,6 @@ struct Call {
   // The caller's options, alive for the call: pointing at them saves a copy
   // on every call.
   const CollectiveOptions* options = &kDefaultCollectiveOptions;
-  // What only steps of a team spanning processes set: behind a pointer, so
-  // that a user's call, built on every call, stays small (null there).
-  const ProcessStep* step = nullptr;
 };
 
 }  // namespace hreduce::detail

@@ -5,6 +5,11 @@
 // Same result as the scalar op for every non-NaN input, ties included.
 #pragma once
 
+// Only hreduce's public headers include this one (they define the macro).
+#ifndef HREDUCE_PUBLIC_HEADER
+#error "hreduce/detail/loc_kernel.hpp is internal to hreduce: include \"hreduce/combine.hpp\" instead"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
