@@ -23,7 +23,7 @@
 //    algorithms called back to back on one channel never take each other's
 //    messages. Blocking sends are safe: no algorithm relies on a send
 //    returning before the matching receive is posted.
-//  - Scratch memory comes from the Workspace (slots below); in steady state
+//  - Scratch memory comes from the Workspace (slots: workspace.hpp); in steady state
 //    a call allocates nothing else.
 #pragma once
 
@@ -42,11 +42,6 @@
 namespace hreduce::detail {
 
 namespace inter {
-
-// Workspace slots. An algorithm that calls another (reduce_then_scatter runs
-// the schedule executor) keeps its own data out of the callee's slots.
-inline constexpr int kSlotReceive = 0;  // incoming data before it is combined
-inline constexpr int kSlotKeep = 1;     // input copy, accumulator, scan message
 
 // --- the generic executor (inter_schedule_executor.cpp) ----------------------
 

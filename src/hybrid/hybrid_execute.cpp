@@ -40,12 +40,6 @@
 namespace hreduce::detail {
 namespace {
 
-// Workspace slots of the hybrid layer, clear of the algorithms' own.
-constexpr int kSlotPartial = 8;
-constexpr int kSlotResult = 9;
-constexpr int kSlotWithinNode = 10;
-constexpr int kSlotLowerNodes = 11;
-
 // What the leaders agree on before data moves (and, for user ops, after).
 struct Status {
   std::uint64_t sig_min = 0, sig_max = 0;
