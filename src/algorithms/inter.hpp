@@ -28,13 +28,13 @@
 #pragma once
 
 #include <cstddef>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "hreduce/detail/call.hpp"
 #include "hreduce/schedule.hpp"
+#include "src/engine/copy.hpp"
 #include "src/transport/channel.hpp"
 #include "src/transport/tags.hpp"
 #include "src/transport/workspace.hpp"
@@ -137,19 +137,6 @@ inline int real_rank(const PowerOfTwoFold& fold, int v) {
 // Throws Error("<algorithm>: needs a commutative op, ...") for a
 // non-commutative op.
 void require_commutative(const ErasedOp& op, const char* algorithm);
-
-// memcpy that accepts null pointers when bytes == 0 and skips to == from.
-inline void copy_bytes_if_distinct(void* to, const void* from, std::size_t bytes) {
-  if (bytes > 0 && to != from) std::memcpy(to, from, bytes);
-}
-
-// Byte offset helpers for raw buffers.
-inline std::byte* at(void* base, std::size_t elements, std::size_t elem_size) {
-  return static_cast<std::byte*>(base) + elements * elem_size;
-}
-inline const std::byte* at(const void* base, std::size_t elements, std::size_t elem_size) {
-  return static_cast<const std::byte*>(base) + elements * elem_size;
-}
 
 }  // namespace inter
 

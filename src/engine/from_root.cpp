@@ -18,9 +18,10 @@
 namespace hreduce::detail {
 void copy_from_root(const CallContext& ctx) {
   const std::size_t es = ctx.call.op.elem_size;
-  const char* source = static_cast<const char*>(ctx.of(ctx.call.root).in);
+  const void* source = ctx.of(ctx.call.root).in;
   if (ctx.call.count > 0) {
-    copy_if_distinct(ctx.call.out, source + ctx.call.step->offset * es, ctx.call.count * es);
+    copy_if_distinct(ctx.call.out, bytes_at(source, ctx.call.step->offset, es),
+                     ctx.call.count * es);
   }
   ctx.finish_together("taking its piece");
 }

@@ -58,14 +58,6 @@ Range slice_of(int member, int p, std::size_t n, std::size_t elem_size) {
   return {edge(member), edge(member + 1)};
 }
 
-const char* bytes_at(const void* base, std::size_t index, std::size_t elem_size) {
-  return static_cast<const char*>(base) + index * elem_size;
-}
-char* bytes_at(void* base, std::size_t index, std::size_t elem_size) {
-  return static_cast<char*>(base) + index * elem_size;
-}
-
-
 class SliceWorker {
  public:
   explicit SliceWorker(const CallContext& ctx)

@@ -898,7 +898,7 @@ class HybridCall {
       if (group_.multi_node()) {
         // Every node's first process gets the whole vector, then its node.
         node_allreduce(partial, whole);
-        block = static_cast<std::byte*>(partial) + process_offset * es;
+        block = bytes_at(partial, process_offset, es);
       } else {
         block = group_.workspace.get(kSlotResult, process_count * es);
         NodeReduction r;

@@ -438,8 +438,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
     if (own.out.allocation < 0 && own.in.allocation < 0) {
       const std::size_t a = std::max(r.out_lo, c0 + lo), b = std::min(r.out_hi, c0 + hi);
       if (a < b) {
-        copy_bytes(static_cast<std::byte*>(r.out) + (a - r.out_lo) * es, total + (a - c0 - lo) * es,
-                   (b - a) * es);
+        copy_bytes(bytes_at(r.out, a - r.out_lo, es), total + (a - c0 - lo) * es, (b - a) * es);
       }
     }
     return;
@@ -453,7 +452,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
   auto prefix_of = [&](int q) {
     const Direct& d = area(q).slot[s].direct;
     if (d.prefix.allocation >= 0) return at(q, d.prefix) + (c0 + lo) * es;
-    if (q == rank_ && own_private) return static_cast<std::byte*>(r.prefix) + (c0 + lo) * es;
+    if (q == rank_ && own_private) return bytes_at(r.prefix, c0 + lo, es);
     return stage(q, buffer) + offset;
   };
   auto inclusive = [&](int q) { return area(q).slot[s].inclusive != 0; };
@@ -515,7 +514,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
     const std::size_t m = c1 - c0;
     if (!direct_in && !unread_input) {
       if (step > 2) wait_all(&ProcessArea::folded, step - 2, "fold an earlier chunk");
-      copy_bytes(stage(rank_, buffer), static_cast<const std::byte*>(r.in) + c0 * es, m * es);
+      copy_bytes(stage(rank_, buffer), bytes_at(r.in, c0, es), m * es);
     }
     publish(mine.staged, step);
     wait_all(&ProcessArea::staged, step, "stage its chunk");
@@ -545,8 +544,8 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
       const std::size_t own_hi = wrote_own ? std::clamp(c0 + hi, a, b) : b;
       auto drain = [&](std::size_t from, std::size_t to) {
         if (from < to) {
-          copy_bytes(static_cast<std::byte*>(r.out) + (from - r.out_lo) * es,
-                     result(buffer) + (from - c0) * es, (to - from) * es);
+          copy_bytes(bytes_at(r.out, from - r.out_lo, es), result(buffer) + (from - c0) * es,
+                     (to - from) * es);
         }
       };
       drain(a, own_lo);
@@ -556,7 +555,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
       // Around the slice this process folded, if it wrote its prefix there.
       const bool wrote_own = writes_own_prefix(r) && lo < hi && !failed;
       const std::size_t own_lo = wrote_own ? lo : m, own_hi = wrote_own ? hi : m;
-      auto* prefix = static_cast<std::byte*>(r.prefix) + c0 * es;
+      std::byte* prefix = bytes_at(r.prefix, c0, es);
       copy_bytes(prefix, stage(rank_, buffer), own_lo * es);
       if (own_hi < m) {
         copy_bytes(prefix + own_hi * es, stage(rank_, buffer) + own_hi * es, (m - own_hi) * es);
