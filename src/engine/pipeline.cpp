@@ -16,6 +16,7 @@
 
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/fold.hpp"
 #include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
@@ -33,20 +34,10 @@ void wait_chunks(const CallContext& ctx, int rank, std::size_t chunks) {
 void reduce_range(const CallContext& ctx, std::size_t lo, std::size_t hi) {
   if (lo >= hi) return;
   const std::size_t es = ctx.call.op.elem_size;
-  void* out = ctx.of(0).out;
-  const int p = ctx.size();
-  if (p == 1) {
-    copy_if_distinct(bytes_at(out, lo, es), bytes_at(ctx.of(0).in, lo, es), (hi - lo) * es);
-    return;
-  }
   // Slice j of every buffer is touched by one member only, so the leader's
   // output may be its input: x_0's chunk is read before it is overwritten.
-  ctx.call.op.apply(bytes_at(ctx.of(0).in, lo, es), bytes_at(ctx.of(1).in, lo, es),
-                    bytes_at(out, lo, es), hi - lo);
-  for (int q = 2; q < p; ++q) {
-    ctx.call.op.apply(bytes_at(out, lo, es), bytes_at(ctx.of(q).in, lo, es), bytes_at(out, lo, es),
-                      hi - lo);
-  }
+  auto input = [&](int q) { return bytes_at(ctx.of(q).in, lo, es); };
+  fold_in_rank_order(ctx.call.op, ctx.size(), input, bytes_at(ctx.of(0).out, lo, es), hi - lo);
 }
 
 }  // namespace

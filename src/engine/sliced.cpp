@@ -41,6 +41,7 @@
 
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/fold.hpp"
 
 namespace hreduce::detail {
 namespace {
@@ -72,15 +73,8 @@ class SliceWorker {
   // be x_0's or x_1's own chunk (an in-place output), never a later input's:
   // the fold overwrites it before reading x_2 … x_{p-1}.
   void fold(std::size_t at, std::size_t len, void* to) const {
-    const int p = ctx_.size();
-    if (p == 1) {
-      copy_if_distinct(to, bytes_at(ctx_.of(0).in, at, es_), len * es_);
-      return;
-    }
-    ctx_.call.op.apply(bytes_at(ctx_.of(0).in, at, es_), bytes_at(ctx_.of(1).in, at, es_), to, len);
-    for (int q = 2; q < p; ++q) {
-      ctx_.call.op.apply(to, bytes_at(ctx_.of(q).in, at, es_), to, len);
-    }
+    auto input = [&](int q) { return bytes_at(ctx_.of(q).in, at, es_); };
+    fold_in_rank_order(ctx_.call.op, ctx_.size(), input, to, len);
   }
 
   // Runs body(at, len) over the chunks of [range.lo, range.hi). An exception

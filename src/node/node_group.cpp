@@ -9,6 +9,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/fold.hpp"
 #include "src/engine/hash.hpp"
 #include "src/node/shared_wait.hpp"
 
@@ -391,13 +392,8 @@ std::string NodeGroup::reduce_small(const NodeReduction& r) {
   auto input = [&](int q) { return area(q).slot[s].payload_data(); };
   // out[0, m) = x_0 ∘ … ∘ x_{upto-1} over elements [lo, lo + m).
   auto fold = [&](void* out, int upto, std::size_t lo, std::size_t m) {
-    const std::size_t offset = lo * es;
-    if (upto == 1) {
-      copy_if_distinct(out, input(0) + offset, m * es);
-      return;
-    }
-    r.op->apply(input(0) + offset, input(1) + offset, out, m);
-    for (int q = 2; q < upto; ++q) r.op->apply(out, input(q) + offset, out, m);
+    auto from_lo = [&](int q) { return input(q) + lo * es; };
+    fold_in_rank_order(*r.op, upto, from_lo, out, m);
   };
   if (r.out_hi > r.out_lo) fold(r.out, size_, r.out_lo, r.out_hi - r.out_lo);
   if (receives_prefix(r)) fold(r.prefix, r.inclusive ? rank_ + 1 : rank_, 0, r.count);
@@ -415,12 +411,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
     return d.in.allocation >= 0 ? at(q, d.in) + (c0 + lo) * es : stage(q, buffer) + offset;
   };
   if (r.prefix == nullptr) {
-    if (size_ == 1) {
-      copy_bytes(total, in(0), m * es);
-    } else {
-      r.op->apply(in(0), in(1), total, m);
-      for (int q = 2; q < size_; ++q) r.op->apply(total, in(q), total, m);
-    }
+    fold_in_rank_order(*r.op, size_, in, total, m);
     // Outputs in shared memory get their part of the slice now, while it
     // is in this core's cache.
     for (int q = 0; q < size_; ++q) {
