@@ -13,6 +13,7 @@
 // reader.
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/exception_text.hpp"
 #include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
@@ -34,10 +35,8 @@ void combine_from_root(const CallContext& ctx) {
     } else {
       try {
         ctx.call.op.apply(prefix, ctx.call.out, ctx.call.out, ctx.call.count);
-      } catch (const std::exception& e) {
-        ctx.record_failure(e.what());
       } catch (...) {
-        ctx.record_failure("an exception not derived from std::exception");
+        ctx.record_failure(current_exception_text());
       }
     }
   }

@@ -16,6 +16,7 @@
 
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/exception_text.hpp"
 #include "src/engine/fold.hpp"
 #include "src/engine/process_step.hpp"
 
@@ -55,12 +56,9 @@ void pipelined_allreduce(const CallContext& ctx) {
     if (failed) return;
     try {
       work();
-    } catch (const std::exception& e) {
-      failed = true;
-      ctx.record_failure(e.what());
     } catch (...) {
       failed = true;
-      ctx.record_failure("an exception not derived from std::exception");
+      ctx.record_failure(current_exception_text());
     }
   };
 

@@ -41,6 +41,7 @@
 
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/exception_text.hpp"
 #include "src/engine/fold.hpp"
 
 namespace hreduce::detail {
@@ -85,10 +86,8 @@ class SliceWorker {
       for (std::size_t at = range.lo; at < range.hi; at += chunk_) {
         body(at, std::min(chunk_, range.hi - at));
       }
-    } catch (const std::exception& e) {
-      ctx_.record_failure(e.what());
     } catch (...) {
-      ctx_.record_failure("an exception not derived from std::exception");
+      ctx_.record_failure(current_exception_text());
     }
   }
 

@@ -32,6 +32,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/exception_text.hpp"
 #include "src/engine/hash.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
@@ -87,10 +88,8 @@ struct GuardedOp {
     if (guard->failed) return;
     try {
       guard->inner->apply(a, b, out, n);
-    } catch (const std::exception& e) {
-      guard->remember(e.what());
     } catch (...) {
-      guard->remember("an exception not derived from std::exception");
+      guard->remember(current_exception_text());
     }
   }
   void remember(const char* what) {

@@ -9,6 +9,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/exception_text.hpp"
 #include "src/engine/fold.hpp"
 #include "src/engine/hash.hpp"
 #include "src/node/shared_wait.hpp"
@@ -515,13 +516,9 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
     if (lo < hi && !failed) {
       try {
         fold_slice(r, buffer, c0, lo, hi);
-      } catch (const std::exception& e) {
-        failed = true;
-        copy_text(mine.fold_failure, sizeof mine.fold_failure, e.what());
       } catch (...) {
         failed = true;
-        copy_text(mine.fold_failure, sizeof mine.fold_failure,
-                  "an exception not derived from std::exception");
+        copy_text(mine.fold_failure, sizeof mine.fold_failure, current_exception_text());
       }
       if (failed) mine.fold_failed = ops_;  // released by `folded` below
     }
