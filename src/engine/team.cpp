@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "src/engine/collectives.hpp"
+#include "src/engine/names.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/engine/process_group.hpp"
 #include "src/engine/workers.hpp"
@@ -64,13 +65,7 @@ int Team::processes() const { return state_->group ? state_->group->processes() 
 namespace {
 
 std::optional<detail::CollectiveKind> collective_named(std::string_view name) {
-  using detail::CollectiveKind;
-  for (auto k : {CollectiveKind::reduce, CollectiveKind::allreduce,
-                 CollectiveKind::reduce_scatter, CollectiveKind::reduce_scatter_block,
-                 CollectiveKind::scan, CollectiveKind::exscan}) {
-    if (name == detail::to_string(k)) return k;
-  }
-  return std::nullopt;
+  return detail::enum_value(detail::kCollectiveNames, name);
 }
 
 // The path execute_local() takes for `kind` (none: a name that is not a
@@ -149,39 +144,19 @@ void Team::run_erased(void (*invoke)(void*, Member&), void* context) {
 }
 
 std::string_view to_string(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::automatic: return "automatic";
-    case Algorithm::tree: return "tree";
-    case Algorithm::sliced: return "sliced";
-  }
-  return "?";
+  return detail::enum_name(detail::kAlgorithmNames, algorithm);
 }
 
 std::string_view to_string(TreeShape shape) {
-  switch (shape) {
-    case TreeShape::hierarchical: return "hierarchical";
-    case TreeShape::binomial: return "binomial";
-    case TreeShape::knomial: return "knomial";
-    case TreeShape::binary: return "binary";
-    case TreeShape::flat: return "flat";
-    case TreeShape::chain: return "chain";
-  }
-  return "?";
+  return detail::enum_name(detail::kTreeShapeNames, shape);
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (Algorithm a : {Algorithm::automatic, Algorithm::tree, Algorithm::sliced}) {
-    if (to_string(a) == name) return a;
-  }
-  return std::nullopt;
+  return detail::enum_value(detail::kAlgorithmNames, name);
 }
 
 std::optional<TreeShape> parse_tree_shape(std::string_view name) {
-  for (TreeShape s : {TreeShape::hierarchical, TreeShape::binomial, TreeShape::knomial,
-                      TreeShape::binary, TreeShape::flat, TreeShape::chain}) {
-    if (to_string(s) == name) return s;
-  }
-  return std::nullopt;
+  return detail::enum_value(detail::kTreeShapeNames, name);
 }
 
 }  // namespace hreduce
