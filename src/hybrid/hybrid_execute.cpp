@@ -36,7 +36,7 @@
 #include "src/engine/hash.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
-#include "src/hybrid/process_group.hpp"
+#include "src/hybrid/inter_process_group.hpp"
 
 namespace hreduce::detail {
 namespace {

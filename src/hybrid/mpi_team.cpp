@@ -8,8 +8,8 @@
 #include "hreduce/error.hpp"
 #include "hreduce/mpi.hpp"
 #include "src/engine/environment.hpp"
+#include "src/hybrid/inter_process_group.hpp"
 #include "src/hybrid/mpi_team.hpp"
-#include "src/hybrid/process_group.hpp"
 #include "src/transport/mpi_channel.hpp"
 #include "src/transport/tags.hpp"
 
