@@ -19,56 +19,29 @@
 //    timing; an allreduce leaves bitwise identical results everywhere (each
 //    element is either computed once and distributed, or computed from
 //    identical operands in identical order by both partners).
-//  - Tags: each algorithm and step has tags of its own (see `tags` below), so
+//  - Tags: each algorithm and step has tags of its own (src/transport/tags.hpp), so
 //    algorithms called back to back on one channel never take each other's
 //    messages. Blocking sends are safe: no algorithm relies on a send
 //    returning before the matching receive is posted.
-//  - Scratch memory comes from the Workspace (slots below); in steady state
+//  - Scratch memory comes from the Workspace (slots: workspace.hpp); in steady state
 //    a call allocates nothing else.
 #pragma once
 
 #include <cstddef>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "hreduce/team.hpp"
 #include "hreduce/schedule.hpp"
+#include "src/engine/copy.hpp"
 #include "src/transport/channel.hpp"
+#include "src/transport/tags.hpp"
 #include "src/transport/workspace.hpp"
 
 namespace hreduce::detail {
 
 namespace inter {
-
-// Workspace slots. An algorithm that calls another (reduce_then_scatter runs
-// the schedule executor) keeps its own data out of the callee's slots.
-inline constexpr int kSlotReceive = 0;  // incoming data before it is combined
-inline constexpr int kSlotKeep = 1;     // input copy, accumulator, scan message
-
-// Message tags, all below 32767 (the least MPI_TAG_UB MPI allows). Steps
-// indexed by k add k (k < 32: log2 of any int count).
-namespace tags {
-inline constexpr int binomial_reduce = 100;
-inline constexpr int binomial_forward = 101;  // result from member 0 to root
-inline constexpr int binomial_broadcast = 110;
-inline constexpr int recursive_doubling_fold = 120;
-inline constexpr int recursive_doubling_unfold = 121;
-inline constexpr int recursive_doubling_step = 122;  // + k
-inline constexpr int rabenseifner_fold = 160;
-inline constexpr int rabenseifner_unfold = 161;
-inline constexpr int rabenseifner_scatter_step = 162;  // + k
-inline constexpr int rabenseifner_gather_step = 194;   // + k
-inline constexpr int ring_reduce_scatter = 230;
-inline constexpr int ring_allgather = 231;
-inline constexpr int hypercube_scan_step = 240;  // + k
-inline constexpr int pairwise_reduce_scatter = 280;
-inline constexpr int reduce_then_scatter_reduce = 290;
-inline constexpr int reduce_then_scatter_scatter = 291;
-// execute_schedule callers may use any tag from here on.
-inline constexpr int first_free = 1000;
-}  // namespace tags
 
 // --- the generic executor (inter_schedule_executor.cpp) ----------------------
 
@@ -164,19 +137,6 @@ inline int real_rank(const PowerOfTwoFold& fold, int v) {
 // Throws Error("<algorithm>: needs a commutative op, ...") for a
 // non-commutative op.
 void require_commutative(const ErasedOp& op, const char* algorithm);
-
-// memcpy that accepts null pointers when bytes == 0 and skips to == from.
-inline void copy_bytes_if_distinct(void* to, const void* from, std::size_t bytes) {
-  if (bytes > 0 && to != from) std::memcpy(to, from, bytes);
-}
-
-// Byte offset helpers for raw buffers.
-inline std::byte* at(void* base, std::size_t elements, std::size_t elem_size) {
-  return static_cast<std::byte*>(base) + elements * elem_size;
-}
-inline const std::byte* at(const void* base, std::size_t elements, std::size_t elem_size) {
-  return static_cast<const std::byte*>(base) + elements * elem_size;
-}
 
 }  // namespace inter
 

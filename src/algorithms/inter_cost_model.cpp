@@ -17,10 +17,25 @@
 
 #include "hreduce/error.hpp"
 #include "src/algorithms/inter.hpp"
+#include "src/common/enum_names.hpp"
 
 namespace hreduce::detail {
 
 namespace {
+
+// The names of the inter-process algorithms, as the options of make_mpi_team
+// (MpiTeamOptions) and the explanations write them.
+constexpr EnumName<InterAlgorithm> kInterAlgorithmNames[] = {
+    {InterAlgorithm::automatic, "automatic"},
+    {InterAlgorithm::binomial, "binomial"},
+    {InterAlgorithm::recursive_doubling, "recursive_doubling"},
+    {InterAlgorithm::rabenseifner, "rabenseifner"},
+    {InterAlgorithm::ring, "ring"},
+    {InterAlgorithm::hypercube, "hypercube"},
+    {InterAlgorithm::pairwise, "pairwise"},
+    {InterAlgorithm::reduce_then_scatter, "reduce_then_scatter"},
+};
+static_assert(enum_names_distinct(kInterAlgorithmNames));
 
 int ceil_log2(int P) {
   int steps = 0;
@@ -54,27 +69,11 @@ void check_participants(const char* function, int P) {
 }  // namespace
 
 std::string_view to_string(InterAlgorithm algorithm) {
-  switch (algorithm) {
-    case InterAlgorithm::automatic: return "automatic";
-    case InterAlgorithm::binomial: return "binomial";
-    case InterAlgorithm::recursive_doubling: return "recursive_doubling";
-    case InterAlgorithm::rabenseifner: return "rabenseifner";
-    case InterAlgorithm::ring: return "ring";
-    case InterAlgorithm::hypercube: return "hypercube";
-    case InterAlgorithm::pairwise: return "pairwise";
-    case InterAlgorithm::reduce_then_scatter: return "reduce_then_scatter";
-  }
-  return "?";
+  return enum_name(kInterAlgorithmNames, algorithm);
 }
 
 std::optional<InterAlgorithm> parse_inter_algorithm(std::string_view name) {
-  for (InterAlgorithm a :
-       {InterAlgorithm::automatic, InterAlgorithm::binomial, InterAlgorithm::recursive_doubling,
-        InterAlgorithm::rabenseifner, InterAlgorithm::ring, InterAlgorithm::hypercube,
-        InterAlgorithm::pairwise, InterAlgorithm::reduce_then_scatter}) {
-    if (to_string(a) == name) return a;
-  }
-  return std::nullopt;
+  return enum_value(kInterAlgorithmNames, name);
 }
 
 namespace {

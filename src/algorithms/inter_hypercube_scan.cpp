@@ -36,14 +36,14 @@ void hypercube_scan(Channel& channel, const void* in, void* out, std::size_t n, 
   const int me = channel.rank();
   const std::size_t bytes = n * op.elem_size;
   if (P == 1) {
-    if (!exclusive) copy_bytes_if_distinct(out, in, bytes);
+    if (!exclusive) copy_if_distinct(out, in, bytes);
     return;
   }
   void* tmp = workspace.get(kSlotReceive, bytes);
   void* msg = workspace.get(kSlotKeep, bytes);
   // msg first: with in == out, result is about to overwrite the input.
-  copy_bytes_if_distinct(msg, in, bytes);
-  if (!exclusive) copy_bytes_if_distinct(out, in, bytes);
+  copy_if_distinct(msg, in, bytes);
+  if (!exclusive) copy_if_distinct(out, in, bytes);
   bool have_result = !exclusive;
 
   int k = 0;
@@ -56,7 +56,7 @@ void hypercube_scan(Channel& channel, const void* in, void* out, std::size_t n, 
       if (have_result) {
         if (n > 0) op.apply(tmp, out, out, n);
       } else {
-        copy_bytes_if_distinct(out, tmp, bytes);
+        copy_if_distinct(out, tmp, bytes);
         have_result = true;
       }
       if (msg_needed && n > 0) op.apply(tmp, msg, msg, n);

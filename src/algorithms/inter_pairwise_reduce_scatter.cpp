@@ -38,7 +38,7 @@ void pairwise_reduce_scatter(Channel& channel, const void* in, void* out, const 
   const std::size_t my_bytes = my_n * es;
 
   void* acc = in == out ? workspace.get(kSlotKeep, my_bytes) : out;
-  copy_bytes_if_distinct(acc, at(in, my_offset, es), my_bytes);
+  copy_if_distinct(acc, bytes_at(in, my_offset, es), my_bytes);
   void* tmp = workspace.get(kSlotReceive, my_bytes);
 
   // Block `to` = me + s (mod P) and its offset, walked along with s.
@@ -51,11 +51,11 @@ void pairwise_reduce_scatter(Channel& channel, const void* in, void* out, const 
       to_offset = 0;
     }
     const int from = (me - s + P) % P;
-    channel.sendrecv(to, at(in, to_offset, es), counts[to] * es, from, tmp, my_bytes,
+    channel.sendrecv(to, bytes_at(in, to_offset, es), counts[to] * es, from, tmp, my_bytes,
                      tags::pairwise_reduce_scatter);
     if (my_n > 0) op.apply(acc, tmp, acc, my_n);
   }
-  copy_bytes_if_distinct(out, acc, my_bytes);
+  copy_if_distinct(out, acc, my_bytes);
 }
 
 }  // namespace hreduce::detail::inter

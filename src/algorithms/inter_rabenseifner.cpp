@@ -52,10 +52,10 @@ void rabenseifner_allreduce(Channel& channel, void* buf, std::size_t n, const Er
       const std::size_t send_lo = lower ? mid : cur_lo;
       const std::size_t send_hi = lower ? cur_hi : mid;
       const std::size_t keep_n = keep_hi - keep_lo;
-      channel.sendrecv(partner, at(buf, send_lo, es), (send_hi - send_lo) * es, partner, tmp,
+      channel.sendrecv(partner, bytes_at(buf, send_lo, es), (send_hi - send_lo) * es, partner, tmp,
                        keep_n * es, tags::rabenseifner_scatter_step + steps);
       if (keep_n > 0) {
-        std::byte* mine = at(buf, keep_lo, es);
+        std::byte* mine = bytes_at(buf, keep_lo, es);
         if (lower) {
           op.apply(mine, tmp, mine, keep_n);
         } else {
@@ -73,8 +73,8 @@ void rabenseifner_allreduce(Channel& channel, void* buf, std::size_t n, const Er
       const bool lower = (v & (1 << k)) == 0;
       const std::size_t other_lo = lower ? hi[k] : parent_lo;
       const std::size_t other_hi = lower ? parent_hi : lo[k];
-      channel.sendrecv(partner, at(buf, lo[k], es), (hi[k] - lo[k]) * es, partner,
-                       at(buf, other_lo, es), (other_hi - other_lo) * es,
+      channel.sendrecv(partner, bytes_at(buf, lo[k], es), (hi[k] - lo[k]) * es, partner,
+                       bytes_at(buf, other_lo, es), (other_hi - other_lo) * es,
                        tags::rabenseifner_gather_step + k);
     }
   }

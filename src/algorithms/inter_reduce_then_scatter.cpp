@@ -26,23 +26,24 @@ void reduce_then_scatter(Channel& channel, const void* in, void* out, const std:
   const int me = channel.rank();
   const std::size_t es = op.elem_size;
   if (P == 1) {
-    copy_bytes_if_distinct(out, in, counts[0] * es);
+    copy_if_distinct(out, in, counts[0] * es);
     return;
   }
   std::size_t total = 0;
   for (int i = 0; i < P; ++i) total += counts[i];
 
   void* whole = workspace.get(kSlotKeep, total * es);
-  copy_bytes_if_distinct(whole, in, total * es);
+  copy_if_distinct(whole, in, total * es);
   execute_schedule(channel, cached_binomial_schedule(P), whole, total, op, workspace,
                    tags::reduce_then_scatter_reduce);
   if (me == 0) {
     std::size_t offset = counts[0];
     for (int b = 1; b < P; ++b) {
-      channel.send(b, at(whole, offset, es), counts[b] * es, tags::reduce_then_scatter_scatter);
+      channel.send(b, bytes_at(whole, offset, es), counts[b] * es,
+                   tags::reduce_then_scatter_scatter);
       offset += counts[b];
     }
-    copy_bytes_if_distinct(out, whole, counts[0] * es);
+    copy_if_distinct(out, whole, counts[0] * es);
   } else {
     channel.recv(0, out, counts[me] * es, tags::reduce_then_scatter_scatter);
   }

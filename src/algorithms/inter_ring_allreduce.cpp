@@ -48,18 +48,18 @@ void ring_allreduce(Channel& channel, void* buf, std::size_t n, const ErasedOp& 
     const int send_c = (me - s + P) % P;
     const int recv_c = (me - s - 1 + 2 * P) % P;
     const std::size_t recv_n = length(recv_c);
-    channel.sendrecv(right, at(buf, offset(send_c), es), length(send_c) * es, left, tmp,
+    channel.sendrecv(right, bytes_at(buf, offset(send_c), es), length(send_c) * es, left, tmp,
                      recv_n * es, tags::ring_reduce_scatter);
     if (recv_n > 0) {
-      std::byte* mine = at(buf, offset(recv_c), es);
+      std::byte* mine = bytes_at(buf, offset(recv_c), es);
       op.apply(tmp, mine, mine, recv_n);
     }
   }
   for (int s = 0; s < P - 1; ++s) {
     const int send_c = (me + 1 - s + P) % P;
     const int recv_c = (me - s + P) % P;
-    channel.sendrecv(right, at(buf, offset(send_c), es), length(send_c) * es, left,
-                     at(buf, offset(recv_c), es), length(recv_c) * es, tags::ring_allgather);
+    channel.sendrecv(right, bytes_at(buf, offset(send_c), es), length(send_c) * es, left,
+                     bytes_at(buf, offset(recv_c), es), length(recv_c) * es, tags::ring_allgather);
   }
 }
 

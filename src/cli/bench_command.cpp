@@ -16,6 +16,7 @@
 #include "src/cli/bench.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/mpi_session.hpp"
+#include "src/engine/names.hpp"
 
 namespace hreduce::cli {
 namespace {
@@ -25,14 +26,17 @@ CollectiveOptions collective_options(const Args& args, int radix) {
   options.radix = radix;
   if (auto name = args.get("--algorithm")) {
     auto algorithm = parse_algorithm(*name);
-    if (!algorithm) throw ArgumentError("hreduce bench: --algorithm wants automatic, tree or sliced, got '" + *name + "'");
+    if (!algorithm) {
+      throw ArgumentError("hreduce bench: --algorithm wants " +
+                  detail::enum_names_text(detail::kAlgorithmNames) + ", got '" + *name + "'");
+    }
     options.algorithm = *algorithm;
   }
   if (auto name = args.get("--tree")) {
     auto shape = parse_tree_shape(*name);
     if (!shape) {
-      throw ArgumentError("hreduce bench: --tree wants hierarchical, binomial, knomial, binary, flat or "
-                  "chain, got '" + *name + "'");
+      throw ArgumentError("hreduce bench: --tree wants " +
+                  detail::enum_names_text(detail::kTreeShapeNames) + ", got '" + *name + "'");
     }
     options.tree = *shape;
   }

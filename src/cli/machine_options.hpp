@@ -8,6 +8,7 @@
 #include "args.hpp"
 #include "hreduce/schedule.hpp"
 #include "hreduce/topology.hpp"
+#include "src/topology/names.hpp"
 
 namespace hreduce::cli {
 
@@ -39,7 +40,8 @@ inline MachineChoice choose_machine(const std::string& command, const Args& args
   if (auto name = args.get("--placement")) {
     auto parsed = parse_placement(*name);
     if (!parsed) {
-      throw ArgumentError(command + ": --placement wants compact or scatter, got '" + *name + "'");
+      throw ArgumentError(command + ": --placement wants " +
+                  detail::enum_names_text(detail::kPlacementNames) + ", got '" + *name + "'");
     }
     policy = *parsed;
   }

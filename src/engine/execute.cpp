@@ -24,25 +24,18 @@
 #include "src/engine/failure.hpp"
 #include "src/engine/hash.hpp"
 #include "src/engine/mailbox.hpp"
+#include "src/engine/names.hpp"
 #include "src/engine/process_group.hpp"
 #include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
 
 const char* to_string(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::barrier: return "barrier";
-    case CollectiveKind::reduce: return "reduce";
-    case CollectiveKind::allreduce: return "allreduce";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case CollectiveKind::reduce_scatter_block: return "reduce_scatter_block";
-    case CollectiveKind::scan: return "scan";
-    case CollectiveKind::exscan: return "exscan";
-  }
+  if (kind == CollectiveKind::barrier) return "barrier";
   if (kind == kCopyFromRoot) return "copy_from_root";
   if (kind == kCombineFromRoot) return "combine_from_root";
   if (kind == kPipelinedAllreduce) return "allreduce";
-  return "?";
+  return enum_name(kCollectiveNames, collective_of(kind));
 }
 
 namespace {

@@ -13,14 +13,16 @@
 // reader.
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/exception_text.hpp"
 #include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
 void copy_from_root(const CallContext& ctx) {
   const std::size_t es = ctx.call.op.elem_size;
-  const char* source = static_cast<const char*>(ctx.of(ctx.call.root).in);
+  const void* source = ctx.of(ctx.call.root).in;
   if (ctx.call.count > 0) {
-    copy_if_distinct(ctx.call.out, source + ctx.call.step->offset * es, ctx.call.count * es);
+    copy_if_distinct(ctx.call.out, bytes_at(source, ctx.call.step->offset, es),
+                     ctx.call.count * es);
   }
   ctx.finish_together("taking its piece");
 }
@@ -33,10 +35,8 @@ void combine_from_root(const CallContext& ctx) {
     } else {
       try {
         ctx.call.op.apply(prefix, ctx.call.out, ctx.call.out, ctx.call.count);
-      } catch (const std::exception& e) {
-        ctx.record_failure(e.what());
       } catch (...) {
-        ctx.record_failure("an exception not derived from std::exception");
+        ctx.record_failure(current_exception_text());
       }
     }
   }

@@ -16,6 +16,8 @@
 
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/exception_text.hpp"
+#include "src/engine/fold.hpp"
 #include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
@@ -25,13 +27,6 @@ constexpr int kChunkBits = 24;  // chunk counts live in the low bits of the word
 
 std::uint64_t mark(std::uint64_t seq, std::size_t chunks) { return (seq << kChunkBits) + chunks; }
 
-char* at(void* base, std::size_t index, std::size_t es) {
-  return static_cast<char*>(base) + index * es;
-}
-const char* at(const void* base, std::size_t index, std::size_t es) {
-  return static_cast<const char*>(base) + index * es;
-}
-
 void wait_chunks(const CallContext& ctx, int rank, std::size_t chunks) {
   ctx.wait_for(ctx.team.control(rank).chunks, mark(ctx.seq, chunks), rank, "a chunk of the pipeline");
 }
@@ -40,18 +35,10 @@ void wait_chunks(const CallContext& ctx, int rank, std::size_t chunks) {
 void reduce_range(const CallContext& ctx, std::size_t lo, std::size_t hi) {
   if (lo >= hi) return;
   const std::size_t es = ctx.call.op.elem_size;
-  void* out = ctx.of(0).out;
-  const int p = ctx.size();
-  if (p == 1) {
-    copy_if_distinct(at(out, lo, es), at(ctx.of(0).in, lo, es), (hi - lo) * es);
-    return;
-  }
   // Slice j of every buffer is touched by one member only, so the leader's
   // output may be its input: x_0's chunk is read before it is overwritten.
-  ctx.call.op.apply(at(ctx.of(0).in, lo, es), at(ctx.of(1).in, lo, es), at(out, lo, es), hi - lo);
-  for (int q = 2; q < p; ++q) {
-    ctx.call.op.apply(at(out, lo, es), at(ctx.of(q).in, lo, es), at(out, lo, es), hi - lo);
-  }
+  auto input = [&](int q) { return bytes_at(ctx.of(q).in, lo, es); };
+  fold_in_rank_order(ctx.call.op, ctx.size(), input, bytes_at(ctx.of(0).out, lo, es), hi - lo);
 }
 
 }  // namespace
@@ -69,12 +56,9 @@ void pipelined_allreduce(const CallContext& ctx) {
     if (failed) return;
     try {
       work();
-    } catch (const std::exception& e) {
-      failed = true;
-      ctx.record_failure(e.what());
     } catch (...) {
       failed = true;
-      ctx.record_failure("an exception not derived from std::exception");
+      ctx.record_failure(current_exception_text());
     }
   };
 
@@ -88,7 +72,8 @@ void pipelined_allreduce(const CallContext& ctx) {
       }
       // Always called, failed or not: the other processes expect the
       // messages (the callback stops combining after a failure).
-      ctx.call.step->on_chunk(ctx.call.step->on_chunk_context, at(ctx.call.out, lo, es), hi - lo);
+      ctx.call.step->on_chunk(ctx.call.step->on_chunk_context, bytes_at(ctx.call.out, lo, es),
+                              hi - lo);
       publish(mine, mark(ctx.seq, c + 1), ctx.team.waiting);
     }
   } else {
@@ -103,7 +88,8 @@ void pipelined_allreduce(const CallContext& ctx) {
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
       wait_chunks(ctx, 0, c + 1);
-      copy_if_distinct(at(ctx.call.out, lo, es), at(ctx.of(0).out, lo, es), (hi - lo) * es);
+      copy_if_distinct(bytes_at(ctx.call.out, lo, es), bytes_at(ctx.of(0).out, lo, es),
+                       (hi - lo) * es);
     }
   }
   // The leader's output is read until everyone has copied it.

@@ -1,6 +1,6 @@
 // The engine's view of the other processes of a team that spans several
-// (implemented in src/hybrid/, which depends on the engine, not the other
-// way round).
+// (implemented by InterProcessGroup, src/hybrid/inter_process_group.hpp,
+// which depends on the engine, not the other way round).
 #pragma once
 
 #include <cstddef>

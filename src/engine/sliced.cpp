@@ -41,6 +41,8 @@
 
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/exception_text.hpp"
+#include "src/engine/fold.hpp"
 
 namespace hreduce::detail {
 namespace {
@@ -58,14 +60,6 @@ Range slice_of(int member, int p, std::size_t n, std::size_t elem_size) {
   return {edge(member), edge(member + 1)};
 }
 
-const char* bytes_at(const void* base, std::size_t index, std::size_t elem_size) {
-  return static_cast<const char*>(base) + index * elem_size;
-}
-char* bytes_at(void* base, std::size_t index, std::size_t elem_size) {
-  return static_cast<char*>(base) + index * elem_size;
-}
-
-
 class SliceWorker {
  public:
   explicit SliceWorker(const CallContext& ctx)
@@ -80,15 +74,8 @@ class SliceWorker {
   // be x_0's or x_1's own chunk (an in-place output), never a later input's:
   // the fold overwrites it before reading x_2 … x_{p-1}.
   void fold(std::size_t at, std::size_t len, void* to) const {
-    const int p = ctx_.size();
-    if (p == 1) {
-      copy_if_distinct(to, bytes_at(ctx_.of(0).in, at, es_), len * es_);
-      return;
-    }
-    ctx_.call.op.apply(bytes_at(ctx_.of(0).in, at, es_), bytes_at(ctx_.of(1).in, at, es_), to, len);
-    for (int q = 2; q < p; ++q) {
-      ctx_.call.op.apply(to, bytes_at(ctx_.of(q).in, at, es_), to, len);
-    }
+    auto input = [&](int q) { return bytes_at(ctx_.of(q).in, at, es_); };
+    fold_in_rank_order(ctx_.call.op, ctx_.size(), input, to, len);
   }
 
   // Runs body(at, len) over the chunks of [range.lo, range.hi). An exception
@@ -99,10 +86,8 @@ class SliceWorker {
       for (std::size_t at = range.lo; at < range.hi; at += chunk_) {
         body(at, std::min(chunk_, range.hi - at));
       }
-    } catch (const std::exception& e) {
-      ctx_.record_failure(e.what());
     } catch (...) {
-      ctx_.record_failure("an exception not derived from std::exception");
+      ctx_.record_failure(current_exception_text());
     }
   }
 

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "src/engine/collectives.hpp"
+#include "src/engine/names.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/engine/process_group.hpp"
 #include "src/engine/workers.hpp"
@@ -67,18 +68,13 @@ bool Team::usable() const {
 
 namespace {
 
+// Checked: a value outside the enum would read as some internal step.
 detail::CollectiveKind kind_of(Collective collective) {
-  using detail::CollectiveKind;
-  switch (collective) {
-    case Collective::reduce: return CollectiveKind::reduce;
-    case Collective::allreduce: return CollectiveKind::allreduce;
-    case Collective::reduce_scatter: return CollectiveKind::reduce_scatter;
-    case Collective::reduce_scatter_block: return CollectiveKind::reduce_scatter_block;
-    case Collective::scan: return CollectiveKind::scan;
-    case Collective::exscan: return CollectiveKind::exscan;
+  if (!detail::enum_known(detail::kCollectiveNames, collective)) {
+    throw ArgumentError("Team::explain: collective " +
+                        std::to_string(static_cast<int>(collective)) + " is not a Collective");
   }
-  throw ArgumentError("Team::explain: collective " + std::to_string(static_cast<int>(collective)) +
-                      " is not a Collective");
+  return detail::kind_of(collective);
 }
 
 // The path execute_local() takes for `kind`, asking the functions it asks,
@@ -152,49 +148,27 @@ void Team::run_erased(void (*invoke)(void*, Member&), void* context) {
 }
 
 std::string_view to_string(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::automatic: return "automatic";
-    case Algorithm::tree: return "tree";
-    case Algorithm::sliced: return "sliced";
-  }
-  return "?";
+  return detail::enum_name(detail::kAlgorithmNames, algorithm);
 }
 
 std::string_view to_string(TreeShape shape) {
-  switch (shape) {
-    case TreeShape::hierarchical: return "hierarchical";
-    case TreeShape::binomial: return "binomial";
-    case TreeShape::knomial: return "knomial";
-    case TreeShape::binary: return "binary";
-    case TreeShape::flat: return "flat";
-    case TreeShape::chain: return "chain";
-  }
-  return "?";
+  return detail::enum_name(detail::kTreeShapeNames, shape);
 }
 
-std::string_view to_string(Collective collective) { return detail::to_string(kind_of(collective)); }
+std::string_view to_string(Collective collective) {
+  return detail::enum_name(detail::kCollectiveNames, collective);
+}
 
 std::optional<Collective> parse_collective(std::string_view name) {
-  for (auto c : {Collective::reduce, Collective::allreduce, Collective::reduce_scatter,
-                 Collective::reduce_scatter_block, Collective::scan, Collective::exscan}) {
-    if (name == to_string(c)) return c;
-  }
-  return std::nullopt;
+  return detail::enum_value(detail::kCollectiveNames, name);
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (Algorithm a : {Algorithm::automatic, Algorithm::tree, Algorithm::sliced}) {
-    if (to_string(a) == name) return a;
-  }
-  return std::nullopt;
+  return detail::enum_value(detail::kAlgorithmNames, name);
 }
 
 std::optional<TreeShape> parse_tree_shape(std::string_view name) {
-  for (TreeShape s : {TreeShape::hierarchical, TreeShape::binomial, TreeShape::knomial,
-                      TreeShape::binary, TreeShape::flat, TreeShape::chain}) {
-    if (to_string(s) == name) return s;
-  }
-  return std::nullopt;
+  return detail::enum_value(detail::kTreeShapeNames, name);
 }
 
 }  // namespace hreduce

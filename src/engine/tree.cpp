@@ -21,6 +21,7 @@
 #include "hreduce/schedule.hpp"
 #include "src/engine/collectives.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/exception_text.hpp"
 
 namespace hreduce::detail {
 namespace {
@@ -86,10 +87,8 @@ const void* combine_subtree(const CallContext& ctx, const TreePlan& plan, void* 
       } else {
         ctx.call.op.apply(partial, received, accumulator, n);
       }
-    } catch (const std::exception& e) {
-      ctx.record_failure(e.what());
     } catch (...) {
-      ctx.record_failure("an exception not derived from std::exception");
+      ctx.record_failure(current_exception_text());
     }
     partial = accumulator;
   }

@@ -32,20 +32,15 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/exception_text.hpp"
 #include "src/engine/failure.hpp"
 #include "src/engine/hash.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
-#include "src/hybrid/process_group.hpp"
+#include "src/hybrid/inter_process_group.hpp"
 
 namespace hreduce::detail {
 namespace {
-
-// Workspace slots of the hybrid layer, clear of the algorithms' own.
-constexpr int kSlotPartial = 8;
-constexpr int kSlotResult = 9;
-constexpr int kSlotWithinNode = 10;
-constexpr int kSlotLowerNodes = 11;
 
 // What the leaders agree on before data moves (and, for user ops, after).
 struct Status {
@@ -95,10 +90,8 @@ struct GuardedOp {
     if (guard->failed) return;
     try {
       guard->inner->apply(a, b, out, n);
-    } catch (const std::exception& e) {
-      guard->remember(e.what());
     } catch (...) {
-      guard->remember("an exception not derived from std::exception");
+      guard->remember(current_exception_text());
     }
   }
   void remember(const char* what) {
@@ -915,7 +908,7 @@ class HybridCall {
       if (group_.multi_node()) {
         // Every node's first process gets the whole vector, then its node.
         node_allreduce(partial, whole);
-        block = static_cast<std::byte*>(partial) + process_offset * es;
+        block = bytes_at(partial, process_offset, es);
       } else {
         block = group_.workspace.get(kSlotResult, process_count * es);
         NodeReduction r;

@@ -8,9 +8,10 @@
 #include "hreduce/error.hpp"
 #include "hreduce/mpi.hpp"
 #include "src/engine/environment.hpp"
+#include "src/hybrid/inter_process_group.hpp"
 #include "src/hybrid/mpi_team.hpp"
-#include "src/hybrid/process_group.hpp"
 #include "src/transport/mpi_channel.hpp"
+#include "src/transport/tags.hpp"
 
 namespace hreduce {
 namespace {
@@ -31,9 +32,11 @@ std::vector<int> allgather(detail::Channel& channel, int value) {
   std::vector<int> all(P);
   if (channel.rank() == 0) {
     all[0] = value;
-    for (int p = 1; p < P; ++p) channel.recv(p, &all[p], sizeof(int), 7);
+    for (int p = 1; p < P; ++p) {
+      channel.recv(p, &all[p], sizeof(int), detail::tags::process_allgather);
+    }
   } else {
-    channel.send(0, &value, sizeof(int), 7);
+    channel.send(0, &value, sizeof(int), detail::tags::process_allgather);
   }
   detail::inter::binomial_broadcast(channel, all.data(), P * sizeof(int), 0);
   return all;

@@ -121,7 +121,8 @@ int serve(const Args& a, const std::function<int()>& pmpi) {
     if (problem != MPI_SUCCESS) {
       // Take part anyway, with arguments the team rejects, so that the
       // other processes learn it at once instead of waiting for us.
-      CallArgs refused(a.kind, nullptr, nullptr, 1, nullptr, SIZE_MAX, SIZE_MAX, 0, combiner.erased(),
+      CallArgs refused(a.kind, nullptr, nullptr, 1, nullptr, SIZE_MAX, SIZE_MAX, 0,
+                       combiner.erased(),
                    kDefaultCollectiveOptions);
       refused.options = nullptr;
       try {

@@ -9,7 +9,9 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/exception_text.hpp"
 #include "src/engine/failure.hpp"
+#include "src/engine/fold.hpp"
 #include "src/engine/hash.hpp"
 #include "src/node/shared_wait.hpp"
 
@@ -395,13 +397,8 @@ std::string NodeGroup::reduce_small(const NodeReduction& r) {
   auto input = [&](int q) { return area(q).slot[s].payload_data(); };
   // out[0, m) = x_0 ∘ … ∘ x_{upto-1} over elements [lo, lo + m).
   auto fold = [&](void* out, int upto, std::size_t lo, std::size_t m) {
-    const std::size_t offset = lo * es;
-    if (upto == 1) {
-      copy_if_distinct(out, input(0) + offset, m * es);
-      return;
-    }
-    r.op->apply(input(0) + offset, input(1) + offset, out, m);
-    for (int q = 2; q < upto; ++q) r.op->apply(out, input(q) + offset, out, m);
+    auto from_lo = [&](int q) { return input(q) + lo * es; };
+    fold_in_rank_order(*r.op, upto, from_lo, out, m);
   };
   if (r.out_hi > r.out_lo) fold(r.out, size_, r.out_lo, r.out_hi - r.out_lo);
   if (receives_prefix(r)) fold(r.prefix, r.inclusive ? rank_ + 1 : rank_, 0, r.count);
@@ -419,12 +416,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
     return d.in.allocation >= 0 ? at(q, d.in) + (c0 + lo) * es : stage(q, buffer) + offset;
   };
   if (r.prefix == nullptr) {
-    if (size_ == 1) {
-      copy_bytes(total, in(0), m * es);
-    } else {
-      r.op->apply(in(0), in(1), total, m);
-      for (int q = 2; q < size_; ++q) r.op->apply(total, in(q), total, m);
-    }
+    fold_in_rank_order(*r.op, size_, in, total, m);
     // Outputs in shared memory get their part of the slice now, while it
     // is in this core's cache.
     for (int q = 0; q < size_; ++q) {
@@ -442,8 +434,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
     if (own.out.allocation < 0 && own.in.allocation < 0) {
       const std::size_t a = std::max(r.out_lo, c0 + lo), b = std::min(r.out_hi, c0 + hi);
       if (a < b) {
-        copy_bytes(static_cast<std::byte*>(r.out) + (a - r.out_lo) * es, total + (a - c0 - lo) * es,
-                   (b - a) * es);
+        copy_bytes(bytes_at(r.out, a - r.out_lo, es), total + (a - c0 - lo) * es, (b - a) * es);
       }
     }
     return;
@@ -457,7 +448,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
   auto prefix_of = [&](int q) {
     const Direct& d = area(q).slot[s].direct;
     if (d.prefix.allocation >= 0) return at(q, d.prefix) + (c0 + lo) * es;
-    if (q == rank_ && own_private) return static_cast<std::byte*>(r.prefix) + (c0 + lo) * es;
+    if (q == rank_ && own_private) return bytes_at(r.prefix, c0 + lo, es);
     return stage(q, buffer) + offset;
   };
   auto inclusive = [&](int q) { return area(q).slot[s].inclusive != 0; };
@@ -519,7 +510,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
     const std::size_t m = c1 - c0;
     if (!direct_in && !unread_input) {
       if (step > 2) wait_all(&ProcessArea::folded, step - 2, "fold an earlier chunk");
-      copy_bytes(stage(rank_, buffer), static_cast<const std::byte*>(r.in) + c0 * es, m * es);
+      copy_bytes(stage(rank_, buffer), bytes_at(r.in, c0, es), m * es);
     }
     publish(mine.staged, step);
     wait_all(&ProcessArea::staged, step, "stage its chunk");
@@ -529,13 +520,9 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
     if (lo < hi && !failed) {
       try {
         fold_slice(r, buffer, c0, lo, hi);
-      } catch (const std::exception& e) {
-        failed = true;
-        copy_text(mine.fold_failure, sizeof mine.fold_failure, e.what());
       } catch (...) {
         failed = true;
-        copy_text(mine.fold_failure, sizeof mine.fold_failure,
-                  "an exception not derived from std::exception");
+        copy_text(mine.fold_failure, sizeof mine.fold_failure, current_exception_text());
       }
       if (failed) mine.fold_failed = ops_;  // released by `folded` below
     }
@@ -549,8 +536,8 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
       const std::size_t own_hi = wrote_own ? std::clamp(c0 + hi, a, b) : b;
       auto drain = [&](std::size_t from, std::size_t to) {
         if (from < to) {
-          copy_bytes(static_cast<std::byte*>(r.out) + (from - r.out_lo) * es,
-                     result(buffer) + (from - c0) * es, (to - from) * es);
+          copy_bytes(bytes_at(r.out, from - r.out_lo, es), result(buffer) + (from - c0) * es,
+                     (to - from) * es);
         }
       };
       drain(a, own_lo);
@@ -560,7 +547,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
       // Around the slice this process folded, if it wrote its prefix there.
       const bool wrote_own = writes_own_prefix(r) && lo < hi && !failed;
       const std::size_t own_lo = wrote_own ? lo : m, own_hi = wrote_own ? hi : m;
-      auto* prefix = static_cast<std::byte*>(r.prefix) + c0 * es;
+      std::byte* prefix = bytes_at(r.prefix, c0, es);
       copy_bytes(prefix, stage(rank_, buffer), own_lo * es);
       if (own_hi < m) {
         copy_bytes(prefix + own_hi * es, stage(rank_, buffer) + own_hi * es, (m - own_hi) * es);

@@ -12,6 +12,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/transport/channel.hpp"
+#include "src/transport/tags.hpp"
 
 namespace hreduce::detail {
 namespace {
@@ -26,13 +27,6 @@ std::string fresh_name() {
   return "/" + std::string(kSegmentPrefix) + std::to_string(getpid()) + "." +
          std::to_string(teams.fetch_add(1)) + "." + std::to_string(entropy());
 }
-
-// Tags of the creation handshake, clear of the algorithms' (100 and up).
-namespace tags {
-constexpr int kSegmentName = 20;
-constexpr int kSegmentAttached = 21;
-constexpr int kSegmentReady = 22;
-}  // namespace tags
 
 // The name travels with the segment's size; shm names are short.
 struct NameMessage {
@@ -100,19 +94,19 @@ SharedSegment SharedSegment::for_node(Channel& node, std::size_t bytes, int crea
     }
     // An empty name tells the others that creation failed.
     for (int q = 0; q < node.size(); ++q) {
-      if (q != creator) node.send(q, &name, sizeof name, tags::kSegmentName);
+      if (q != creator) node.send(q, &name, sizeof name, tags::segment_name);
     }
     int attached_everywhere = 1;
     for (int q = 0; q < node.size(); ++q) {
       if (q == creator) continue;
       int attached = 0;
-      node.recv(q, &attached, sizeof attached, tags::kSegmentAttached);
+      node.recv(q, &attached, sizeof attached, tags::segment_attached);
       attached_everywhere &= attached;
     }
     if (name.text[0] != '\0') shm_unlink(name.text);
     for (int q = 0; q < node.size(); ++q) {
       if (q != creator) {
-        node.send(q, &attached_everywhere, sizeof attached_everywhere, tags::kSegmentReady);
+        node.send(q, &attached_everywhere, sizeof attached_everywhere, tags::segment_ready);
       }
     }
     if (!failure.empty()) throw TransportError(failure);
@@ -121,7 +115,7 @@ SharedSegment SharedSegment::for_node(Channel& node, std::size_t bytes, int crea
                   std::string(name.text));
     return segment;
   }
-  node.recv(creator, &name, sizeof name, tags::kSegmentName);
+  node.recv(creator, &name, sizeof name, tags::segment_name);
   int attached = 0;
   if (name.text[0] != '\0') {
     const int fd = shm_open(name.text, O_RDWR, 0600);
@@ -140,9 +134,9 @@ SharedSegment SharedSegment::for_node(Channel& node, std::size_t bytes, int crea
     failure =
         "node segment: process " + std::to_string(creator) + " of the node could not create it";
   }
-  node.send(creator, &attached, sizeof attached, tags::kSegmentAttached);
+  node.send(creator, &attached, sizeof attached, tags::segment_attached);
   int attached_everywhere = 0;
-  node.recv(creator, &attached_everywhere, sizeof attached_everywhere, tags::kSegmentReady);
+  node.recv(creator, &attached_everywhere, sizeof attached_everywhere, tags::segment_ready);
   if (!failure.empty()) throw TransportError(failure);
   if (!attached_everywhere)
     throw TransportError("node segment: another process of the node could not map it");

@@ -1,17 +1,14 @@
 // Names of levels and placement policies, as written in options, the
 // environment and CLI output.
-#include <array>
 #include <cctype>
 #include <string>
 
 #include "hreduce/error.hpp"
 #include "hreduce/topology.hpp"
+#include "src/topology/names.hpp"
 
 namespace hreduce {
 namespace {
-
-constexpr std::array<std::string_view, kLevelCount> kLevelNames = {
-    "machine", "package", "numa", "l3", "l2", "l1", "core", "pu"};
 
 // Users type "L3" as often as "l3" (that is how lstopo prints it).
 std::string lower(std::string_view text) {
@@ -29,16 +26,13 @@ std::string_view trim(std::string_view text) {
 
 }  // namespace
 
-std::string_view to_string(Level level) { return kLevelNames[static_cast<int>(level)]; }
+std::string_view to_string(Level level) { return detail::enum_name(detail::kLevelNames, level); }
 
 std::optional<Level> parse_level(std::string_view name) {
   const std::string key = lower(name);
   // hwloc's synthetic syntax says "pack", most people say "socket".
   if (key == "pack" || key == "socket") return Level::package;
-  for (int i = 0; i < kLevelCount; ++i) {
-    if (key == kLevelNames[i]) return static_cast<Level>(i);
-  }
-  return std::nullopt;
+  return detail::enum_value(detail::kLevelNames, key);
 }
 
 std::vector<Level> parse_levels(std::string_view list) {
@@ -51,8 +45,8 @@ std::vector<Level> parse_levels(std::string_view list) {
     const std::optional<Level> level = parse_level(entry);
     if (!level) {
       throw ArgumentError("parse_levels: unknown level \"" + std::string(entry) + "\" in \"" +
-                  std::string(list) +
-                  "\" (expected machine, package, numa, l3, l2, l1, core or pu)");
+                  std::string(list) + "\" (expected " +
+                  detail::enum_names_text(detail::kLevelNames) + ")");
     }
     levels.push_back(*level);
     if (comma == std::string_view::npos) return levels;
@@ -61,14 +55,11 @@ std::vector<Level> parse_levels(std::string_view list) {
 }
 
 std::string_view to_string(PlacementPolicy policy) {
-  return policy == PlacementPolicy::compact ? "compact" : "scatter";
+  return detail::enum_name(detail::kPlacementNames, policy);
 }
 
 std::optional<PlacementPolicy> parse_placement(std::string_view name) {
-  const std::string key = lower(name);
-  if (key == "compact") return PlacementPolicy::compact;
-  if (key == "scatter") return PlacementPolicy::scatter;
-  return std::nullopt;
+  return detail::enum_value(detail::kPlacementNames, lower(name));
 }
 
 }  // namespace hreduce

@@ -228,6 +228,12 @@ expect_error "'foo'" --implementations foo
 expect_error "--implementations" --implementations hreduce,foo
 expect_error "'float'" --types float
 expect_error "'bogus'" --collectives bogus
+# The choices come from the enums' name tables (src/engine/names.hpp,
+# src/topology/names.hpp).
+expect_error "--algorithm wants automatic, tree or sliced, got 'bogus'" --algorithm bogus
+expect_error "--tree wants hierarchical, binomial, knomial, binary, flat or chain, got 'bogus'" \
+  --tree bogus
+expect_error "--placement wants compact or scatter, got 'bogus'" --placement bogus
 expect_error "/nonexistent-dir/x.json" --collectives reduce --max-bytes 8 \
   --json /nonexistent-dir/x.json
 expect_error "/nonexistent-dir/p.svg" --collectives reduce --max-bytes 8 \

@@ -2,8 +2,8 @@
 // ranges (std::vector, std::array, C arrays, std::span const or not), in
 // place, each with and without per-call options. All must compile and give
 // the sequential oracle's result.
-#include <catch2/catch.hpp>
 #include <array>
+#include <catch2/catch.hpp>
 #include <span>
 #include <vector>
 
@@ -55,12 +55,12 @@ TEST_CASE("reduce, allreduce, scan and exscan take pointers, ranges and one rang
     double c_array_out[kN] = {-1, -1, -1, -1};
     std::copy(in.begin(), in.end(), array_in.begin());
 
-    m.allreduce(in.data(), slot(0).data(), kN, op::sum);                       // pointers
-    m.allreduce(in, slot(1), op::sum, sliced);                                 // vectors, options
-    m.allreduce(array_in, c_array_out, op::sum);                               // array → C array
+    m.allreduce(in.data(), slot(0).data(), kN, op::sum);  // pointers
+    m.allreduce(in, slot(1), op::sum, sliced);            // vectors, options
+    m.allreduce(array_in, c_array_out, op::sum);          // array → C array
     std::copy(std::begin(c_array_out), std::end(c_array_out), slot(2).begin());
     slot(3) = in;
-    m.allreduce(slot(3), op::sum);                                             // in place
+    m.allreduce(slot(3), op::sum);  // in place
     std::vector<double> mutable_in = in;
     m.allreduce(std::span<double>(mutable_in), std::span<double>(slot(4)), op::sum);  // spans
 
@@ -68,14 +68,14 @@ TEST_CASE("reduce, allreduce, scan and exscan take pointers, ranges and one rang
     // A non-root's output may be null.
     m.reduce(in.data(), r == 2 ? slot(6).data() : nullptr, kN, op::sum, 2, sliced);
     slot(7) = in;
-    m.reduce(slot(7), op::sum, 0);                                             // in place
+    m.reduce(slot(7), op::sum, 0);  // in place
 
     m.scan(in, slot(8), op::sum);
     slot(9) = in;
-    m.scan(slot(9), op::sum, sliced);                                          // in place
+    m.scan(slot(9), op::sum, sliced);  // in place
     m.exscan(in, slot(10), op::sum);
     slot(11) = in;
-    m.exscan(std::span<double>(slot(11)), op::sum);                            // in place
+    m.exscan(std::span<double>(slot(11)), op::sum);  // in place
   });
   auto form = [&](int f, int r) { return got[f * kMembers + r]; };
   for (int r = 0; r < kMembers; ++r) {
@@ -136,10 +136,10 @@ TEST_CASE("a range too small for the collective is an ArgumentError on every mem
     try {
       m.allreduce(in, out, op::sum);
     } catch (const ArgumentError& e) {
-      classes[m.rank()] = std::string(e.what()).find("out has 3 elements but 4 are needed") !=
-                                  std::string::npos
-                              ? 1
-                              : 2;
+      classes[m.rank()] =
+          std::string(e.what()).find("out has 3 elements but 4 are needed") != std::string::npos
+              ? 1
+              : 2;
     }
   });
   CHECK(classes == std::vector<int>(kMembers, 1));

@@ -90,6 +90,25 @@ TEST_CASE("a user op that throws fails the call on every member", "[engine][nega
   }
 }
 
+TEST_CASE("an op that throws something else than a std::exception is reported too",
+          "[engine][negative]") {
+  const int members = GENERATE(2, 3);
+  const std::size_t n = GENERATE(1, 5000);  // tree and sliced
+  Team team = small_team(members);
+  const auto throws_int = make_op<int>([](int a, int b) {
+    if (a == 13 || b == 13) throw 13;
+    return a + b;
+  });
+  std::vector<std::vector<int>> out(members, std::vector<int>(n));
+  auto messages = errors_on(team, [&](Member& m) {
+    std::vector<int> in(n, 1);
+    if (m.rank() == members - 1) in[n / 2] = 13;
+    m.allreduce(in.data(), out[m.rank()].data(), n, throws_int);
+  });
+  check_all(messages, {"allreduce", "an exception not derived from std::exception"});
+  check_usable(team);
+}
+
 TEST_CASE("members that disagree are named with their values", "[engine][negative]") {
   const bool run_ahead = GENERATE(true, false);
   Team team = small_team(4, std::chrono::milliseconds(0), run_ahead);

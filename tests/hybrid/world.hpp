@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hreduce/team.hpp"
-#include "src/hybrid/process_group.hpp"
+#include "src/hybrid/inter_process_group.hpp"
 #include "src/transport/in_memory_channel.hpp"
 
 namespace hreduce::test {

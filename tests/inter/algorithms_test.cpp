@@ -222,7 +222,7 @@ TEMPLATE_TEST_CASE("execute_schedule runs any valid schedule in rank order",
     run_participants(fabric, [&](Channel& channel, int r) {
       Workspace workspace;
       inter::execute_schedule(channel, tree, buf[r].data(), n, op, workspace,
-                              inter::tags::first_free);
+                              detail::tags::first_free);
     });
     REQUIRE(buf[tree.root()] == data.total());
     REQUIRE(fabric.pending() == 0);
@@ -280,6 +280,6 @@ TEST_CASE("a root outside 0..P-1 is an error naming it", "[inter][negative]") {
   CHECK_THROWS_WITH(inter::binomial_broadcast(fabric.endpoint(0), &x, 8, -1),
                     "binomial_broadcast: root -1 is outside 0..2");
   CHECK_THROWS_AS(inter::execute_schedule(fabric.endpoint(0), schedules::binomial(4), &x, 1, op,
-                                          workspace, inter::tags::first_free),
+                                          workspace, detail::tags::first_free),
                   Error);
 }

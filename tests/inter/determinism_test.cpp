@@ -230,7 +230,7 @@ TEST_CASE("each algorithm sends with tags of its own", "[inter][tags]") {
        }},
       {"execute_schedule",
        [&](Channel& c, std::vector<double>& b, Workspace& w) {
-         inter::execute_schedule(c, knomial, b.data(), n, op, w, inter::tags::first_free);
+         inter::execute_schedule(c, knomial, b.data(), n, op, w, detail::tags::first_free);
        }},
   };
   std::map<std::string, std::set<int>> used;
@@ -259,5 +259,5 @@ TEST_CASE("each algorithm sends with tags of its own", "[inter][tags]") {
       }
     }
   }
-  CHECK(used["execute_schedule"] == std::set<int>{inter::tags::first_free});
+  CHECK(used["execute_schedule"] == std::set<int>{detail::tags::first_free});
 }

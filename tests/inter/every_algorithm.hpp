@@ -110,7 +110,7 @@ void check_every_algorithm(Fabric& fabric, std::size_t n, int rounds, Hook betwe
       shake();
       a = affine.x[r];
       inter::execute_schedule(channel, knomial, a.data(), n, affine_op, workspace,
-                              inter::tags::first_free);
+                              detail::tags::first_free);
       if (r == 0) keep(out[9][r], a, n);
       // The same algorithm twice in a row, on other data.
       d = doubles.x[r];

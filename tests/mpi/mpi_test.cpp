@@ -270,7 +270,9 @@ TEST_CASE("a forced inter-process algorithm equals MPI_Allreduce; a bad one is r
     Team team = make_mpi_team(MPI_COMM_WORLD, 1, options, mpi);
     const std::size_t n = 1000;
     std::vector<long long> in(n), out(n), expected(n);
-    for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<long long>(i * 7 + team.member(0).rank());
+    for (std::size_t i = 0; i < n; ++i) {
+      in[i] = static_cast<long long>(i * 7 + team.member(0).rank());
+    }
     team.member(0).allreduce(in, out, op::sum);
     MPI_Allreduce(in.data(), expected.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM,
                   MPI_COMM_WORLD);

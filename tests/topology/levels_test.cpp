@@ -51,6 +51,8 @@ TEST_CASE("parse_levels names the bad entry", "[levels][negative]") {
   CAPTURE(list);
   CHECK_THROWS_AS(hreduce::parse_levels(list), hreduce::Error);
   CHECK_THROWS_WITH(hreduce::parse_levels(list), Catch::Contains(bad) && Catch::Contains(list));
+  CHECK_THROWS_WITH(hreduce::parse_levels(list),
+                    Catch::Contains("(expected machine, package, numa, l3, l2, l1, core or pu)"));
 }
 
 TEST_CASE("placement policy names round-trip", "[levels]") {

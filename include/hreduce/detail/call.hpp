@@ -4,7 +4,7 @@
 
 // Only hreduce's public headers include this one (they define the macro).
 #ifndef HREDUCE_PUBLIC_HEADER
-#error "hreduce/detail/call.hpp is internal to hreduce: include \"hreduce/team.hpp\" instead"
+#error "hreduce/detail/call.hpp is internal: include \"hreduce/team.hpp\" instead"
 #endif
 
 #include <concepts>
@@ -30,6 +30,17 @@ enum class CollectiveKind : std::uint8_t {
 };
 
 const char* to_string(CollectiveKind kind);
+
+// The public Collective's kinds follow barrier in the same order.
+constexpr CollectiveKind kind_of(Collective collective) {
+  return static_cast<CollectiveKind>(static_cast<int>(collective) + 1);
+}
+constexpr Collective collective_of(CollectiveKind kind) {
+  return static_cast<Collective>(static_cast<int>(kind) - 1);
+}
+static_assert(kind_of(Collective::reduce) == CollectiveKind::reduce &&
+              kind_of(Collective::reduce_scatter) == CollectiveKind::reduce_scatter &&
+              kind_of(Collective::exscan) == CollectiveKind::exscan);
 
 // out[i] = a[i] ∘ b[i] on raw memory, for one (T, Op) pair.
 using CombineFn = void (*)(const void* a, const void* b, void* out, std::size_t n,

@@ -7,7 +7,7 @@
 
 // Only hreduce's public headers include this one (they define the macro).
 #ifndef HREDUCE_PUBLIC_HEADER
-#error "hreduce/detail/loc_kernel.hpp is internal to hreduce: include \"hreduce/combine.hpp\" instead"
+#error "hreduce/detail/loc_kernel.hpp is internal: include \"hreduce/combine.hpp\" instead"
 #endif
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "src/hybrid/process_group.hpp"
+#include "src/hybrid/inter_process_group.hpp"
 
 #include <algorithm>
 #include <sstream>

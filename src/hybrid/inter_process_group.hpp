@@ -1,7 +1,9 @@
-// What a team spanning several processes knows about them: how many members
-// each contributes, which node each sits on, and the channel between their
-// leaders (each process's member 0). The shared-memory engine calls
-// hybrid_execute (hybrid_execute.cpp) for such a team.
+// InterProcessGroup, the implementation of the engine's ProcessGroup
+// (src/engine/process_group.hpp) over the inter-process algorithms and the
+// node level. What a team spanning several processes knows about them: how
+// many members each contributes, which node each sits on, and the channel
+// between their leaders (each process's member 0). The shared-memory engine
+// calls hybrid_execute (hybrid_execute.cpp) for such a team.
 #pragma once
 
 #include <chrono>

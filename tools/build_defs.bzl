@@ -1,0 +1,22 @@
+"""Build macros shared by the BUILD files of the tests."""
+
+load("@rules_cc//cc:defs.bzl", "cc_test")
+
+def hreduce_cc_test(name, srcs = None, deps = [], **kwargs):
+    """A Catch2 test binary: a cc_test that links //tests:catch_main.
+
+    Args:
+      name: the test's name.
+      srcs: its sources; by default just `name`.cpp.
+      deps: its dependencies; //tests:catch_main (Catch2 and its main) is
+        added.
+      **kwargs: everything else (size, tags, copts, ...) goes to cc_test
+        unchanged; the tags "sanitize", "asan" and "ubsan" choose the
+        sanitizer runs of .ci/run.
+    """
+    cc_test(
+        name = name,
+        srcs = srcs if srcs != None else [name + ".cpp"],
+        deps = deps + ["//tests:catch_main"],
+        **kwargs
+    )
