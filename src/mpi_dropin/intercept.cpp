@@ -122,8 +122,7 @@ int serve(const Args& a, const std::function<int()>& pmpi) {
       // Take part anyway, with arguments the team rejects, so that the
       // other processes learn it at once instead of waiting for us.
       CallArgs refused(a.kind, nullptr, nullptr, 1, nullptr, SIZE_MAX, SIZE_MAX, 0,
-                       combiner.erased(),
-                   kDefaultCollectiveOptions);
+                       combiner.erased(), kDefaultCollectiveOptions);
       refused.options = nullptr;
       try {
         execute_erased(me, refused);
