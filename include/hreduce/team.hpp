@@ -277,6 +277,15 @@ class Team {
   // or members fell out of step. Every call then throws UnusableTeamError;
   // an ArgumentError or OpError leaves the team usable.
   bool usable() const;
+  // The way back after an UnusableTeamError whose members are all alive
+  // (members fell out of step after a run-ahead call failed, or a member
+  // timed out and came back): every process of the team calls it once,
+  // from one thread, while none of its members is inside a call (after
+  // Team::run returned, or once the attached threads caught their error).
+  // The team is then usable again and starts counting calls afresh. A team
+  // spanning several nodes, or processes of one node without shared memory,
+  // cannot be resynchronised (UnusableTeamError): build a new one.
+  void resynchronize();
   // Which algorithms a collective of this size would run, and why.
   std::string explain(Collective collective, std::size_t bytes_per_member) const;
   // The shared-memory path inside each process alone: "mailbox", "tree" or

@@ -69,7 +69,8 @@ int bench_command(const std::vector<std::string>& argv) {
   valued.insert({"--max-bytes", "--min-time-ms", "--step", "--algorithm", "--tree",
                  "--tree-max-bytes", "--chunk-bytes", "--json", "--plot", "--implementations",
                  "--collectives", "--types", "--settle-us", "--node-chunk-bytes"});
-  const Args args("hreduce bench", argv, {"--mpi", "--no-shared-memory", "--zero-copy"}, valued);
+  const Args args("hreduce bench", argv,
+                  {"--mpi", "--no-shared-memory", "--zero-copy", "--no-run-ahead"}, valued);
   if (args.has("--mpi")) {
     reject_options(args, {"--implementations", "--types", "--settle-us"},
                    " does not go with --mpi");
@@ -90,6 +91,7 @@ int bench_command(const std::vector<std::string>& argv) {
   options.topology = choice.topology;
   options.levels = choice.levels;
   options.collectives = collective_options(args, choice.radix);
+  options.run_ahead = !args.has("--no-run-ahead");
   if (mpi.active && !args.has("--members")) options.members = 1;
   Team team = mpi.active
                   ? make_mpi_team(MPI_COMM_WORLD, options.members, options, mpi_team_options(args))

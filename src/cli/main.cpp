@@ -48,6 +48,8 @@ bench options:
                      of sharing a segment (for A/B runs)
   --zero-copy        with --mpi: hreduce's buffers come from Team::allocate, so a
                      node's processes read and write them where they are
+  --no-run-ahead     TeamOptions::run_ahead = false: every call waits for every
+                     member (and process), so every error lands in its own call
   --algorithm A      automatic (default), tree or sliced
   --tree S           hierarchical (default), binomial, knomial, binary, flat, chain
   --tree-max-bytes B largest vector automatic sends down the tree (default 4096)

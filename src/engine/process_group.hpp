@@ -33,6 +33,10 @@ class ProcessGroup {
   // False once a process of this node marked the node broken (a run-ahead
   // failure, a process that died): Team::usable().
   virtual bool usable() const { return true; }
+  // Team::resynchronize across the processes (collective): brings the
+  // other processes' shared state back to its start, or throws
+  // UnusableTeamError where that cannot be done.
+  virtual void resynchronize() = 0;
 
   // Runs one collective for member `me` of this process.
   virtual void execute(MemberState& me, const Call& call) = 0;

@@ -66,6 +66,11 @@ bool Team::usable() const {
          (state_->group == nullptr || state_->group->usable());
 }
 
+void Team::resynchronize() {
+  if (state_->group != nullptr) state_->group->resynchronize();
+  state_->restart();
+}
+
 namespace {
 
 // Checked: a value outside the enum would read as some internal step.

@@ -154,6 +154,31 @@ void TeamState::break_team(const std::string& reason) {
   broken.store(true, std::memory_order_seq_cst);
 }
 
+void TeamState::restart() {
+  for (int r = 0; r < size(); ++r) {
+    MemberControl& control = controls_[r];
+    for (Announcement& slot : control.announce) {
+      slot.seq.store(0, std::memory_order_relaxed);
+      slot.history = 0;
+      slot.invalid = slot.relayed = slot.ran_ahead = false;
+    }
+    control.partial_ready.store(0, std::memory_order_relaxed);
+    control.done.store(0, std::memory_order_relaxed);
+    control.chunks.store(0, std::memory_order_relaxed);
+    MemberState& member = *members[r];
+    member.seq = member.history = member.everyone_reached = 0;
+    member.calls_run_ahead = 0;
+    for (CallRecord& record : member.records) record = CallRecord{};
+  }
+  std::lock_guard lock(error_mutex_);
+  errors_.clear();
+  broken_reason_.clear();
+  error_seq.store(0, std::memory_order_relaxed);
+  // Published by whatever hands the members to their threads next (the
+  // start of Team::run, or the program's own synchronisation).
+  broken.store(false, std::memory_order_seq_cst);
+}
+
 std::string TeamState::broken_reason() {
   std::lock_guard lock(error_mutex_);
   return broken_reason_;

@@ -207,6 +207,9 @@ class TeamState {
   // members that learn of it later.
   void break_team(const std::string& reason);
   std::string broken_reason();
+  // Every member's progress back to the start, as built (Team::resynchronize;
+  // no member may be inside a call).
+  void restart();
 
   TeamOptions options;
   Topology topology;

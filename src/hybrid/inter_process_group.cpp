@@ -124,6 +124,29 @@ std::string pu_list(const std::vector<int>& pus) {
 
 bool InterProcessGroup::usable() const { return node_ == nullptr || node_->intact(); }
 
+void InterProcessGroup::resynchronize() {
+  if (processes() == 1) return;
+  if (multi_node() || node_ == nullptr) {
+    // Messages of the failed call may still be on their way between
+    // processes: nothing local can tell which.
+    throw UnusableTeamError(
+        "Team::resynchronize: this team's processes exchange messages (" +
+        std::string(multi_node() ? "several nodes" : "no shared memory between them") +
+        "), so it cannot be resynchronised; build a new team");
+  }
+  // Twice over the node's processes: all have left their calls before any
+  // restarts, and all have restarted before any calls again. A process
+  // that is gone fails the exchange (within the team's timeout).
+  auto everyone_here = [&] {
+    int here = 1;
+    static const auto op = erase_op<int>(hreduce::op::sum);
+    inter::recursive_doubling_allreduce(*channel_, &here, 1, op, workspace);
+  };
+  everyone_here();
+  node_->restart();
+  everyone_here();
+}
+
 void InterProcessGroup::placed(const Topology& topology, const Placement& placement) {
   if (!node_) return;
   const std::string mine = std::to_string(placement.members()) + " member(s) on PU " +

@@ -93,6 +93,7 @@ class InterProcessGroup : public ProcessGroup {
   Choice choose(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   std::string explain(CollectiveKind kind, std::size_t bytes, bool commutative) const override;
   bool usable() const override;
+  void resynchronize() override;
 
   // The node level (node_group.hpp), or null: then processes of one node
   // exchange messages like any others.

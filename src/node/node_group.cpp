@@ -212,6 +212,26 @@ void NodeGroup::break_node(const std::string& text) const {
   throw_marked(text, ErrorKind::unusable, true);
 }
 
+void NodeGroup::restart() {
+  ProcessArea& mine = area(rank_);
+  for (Slot& slot : mine.slot) {
+    slot.seq.store(0, std::memory_order_relaxed);
+    slot.signature = slot.digest = 0;
+    slot.failed = slot.payload_bytes = slot.inclusive = slot.ran_ahead = 0;
+  }
+  mine.staged.store(0, std::memory_order_relaxed);
+  mine.folded.store(0, std::memory_order_relaxed);
+  mine.drained.store(0, std::memory_order_relaxed);
+  mine.fold_failed = 0;
+  ops_ = steps_ = compared_ = everyone_announced_ = digest_ = 0;
+  std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
+  if (rank_ == 0) {
+    Header& h = header();
+    std::fill(std::begin(h.broken_text), std::end(h.broken_text), '\0');
+    h.broken.store(0, std::memory_order_release);
+  }
+}
+
 void NodeGroup::abandon() const {
   // After `broken`, so that whoever sees one of these words also sees it.
   ProcessArea& mine = area(rank_);

@@ -110,6 +110,10 @@ class NodeGroup {
  public:
   // No process has marked the node broken (yet).
   bool intact() const;
+  // This process's words and counters back to their start, and with node
+  // rank 0 the broken mark (Team::resynchronize; the caller keeps every
+  // process of the node out of operations until all have restarted).
+  void restart();
   // Bytes of the segment for `processes` processes and chunks of
   // `chunk_bytes`.
   static std::size_t segment_bytes(int processes, std::size_t chunk_bytes);

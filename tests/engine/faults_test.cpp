@@ -422,6 +422,10 @@ TEST_CASE("a member that never arrives times out the others", "[engine][negative
   for (const auto& e : after) {
     CHECK_THAT(e, Catch::StartsWith("[UnusableTeamError] ") && Catch::Contains("no longer usable"));
   }
+  // Every member is out of its calls (Team::run returned): resynchronised,
+  // the team computes again.
+  team.resynchronize();
+  check_usable(team);
 }
 
 TEST_CASE("malformed HREDUCE_TIMEOUT_MS and HREDUCE_SPIN_US are errors", "[engine][negative]") {

@@ -194,6 +194,30 @@ TEST_CASE("a bad argument on the root reaches contributors that had left", "[eng
                                      Catch::Contains("no longer usable") &&
                                      Catch::Contains("out is a null pointer"));
   }
+  // The way back: once every member has left, resynchronise, and the team
+  // runs ahead and gives the oracle's results again, call after call.
+  CHECK_FALSE(team.usable());
+  team.resynchronize();
+  CHECK(team.usable());
+  for (int round = 0; round < 3; ++round) {
+    std::vector<double> reduced(3, -1), scanned(3, -1);
+    std::vector<int> failures(3, 0);
+    team.run([&](Member& m) {
+      for (int c = 0; c < 40; ++c) {
+        const double x = m.rank() + c;
+        double result = -1;
+        try {
+          m.reduce(&x, m.rank() == 0 ? &result : nullptr, 1, op::sum, 0);
+          if (m.rank() == 0 && result != 3.0 * c + 3) ++failures[0];
+          m.scan(&x, &scanned[m.rank()], 1, op::sum);
+        } catch (const Error&) {
+          ++failures[m.rank()];
+        }
+      }
+    });
+    CHECK(failures == std::vector<int>(3, 0));
+    CHECK(scanned == std::vector<double>{39, 39 + 40, 39 + 40 + 41});
+  }
 }
 
 TEST_CASE("disagreements that every member ran past are still caught", "[engine][run_ahead]") {

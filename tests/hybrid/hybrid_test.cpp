@@ -269,6 +269,25 @@ TEST_CASE("a process that ran ahead of a failed call learns it later; the team i
   // Unusable for good, and said so at once, on every member.
   auto after = errors_in(world, [](Member& m) { m.barrier(); });
   check_everyone(after, {"[UnusableTeamError] ", "no longer usable"});
+  // The way back on one node: every process resynchronises, then every
+  // collective agrees with the oracle again.
+  world.each_process([](int, Team& team) { team.resynchronize(); });
+  check_usable(world);
+  CHECK(check_world(world, sum, Collective::reduce, 10, false, 0).empty());
+}
+
+TEST_CASE("a team spanning nodes refuses to resynchronise", "[hybrid][negative]") {
+  World world({1, 1}, {0, 1});
+  std::vector<std::string> messages(2);
+  world.each_process([&](int k, Team& team) {
+    try {
+      team.resynchronize();
+    } catch (const Error& e) {
+      messages[k] = class_tag(e) + e.what();
+    }
+  });
+  check_everyone(messages, {"[UnusableTeamError] ", "several nodes", "build a new team"});
+  check_usable(world);
 }
 
 TEST_CASE("team ranks follow process order, then thread order", "[hybrid]") {
