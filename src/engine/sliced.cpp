@@ -19,10 +19,8 @@
 //   reduce_scatter  the output of the block's owner
 //   scan / exscan   a running prefix: out_q = x_0 ∘ … ∘ x_q (exclusive: x_{q-1})
 // Folding into a separate accumulator first costs one more pass over every
-// chunk through the cache: a 2-member allreduce took 27 µs instead of 14 at
-// 256 KiB, 174 instead of 116 at 2 MiB, 3.58 ms instead of 2.98 at 16 MiB
-// (medians of six runs taking turns; the limit kernel: 17 µs, 108 µs,
-// 2.80 ms).
+// chunk through the cache: up to twice the time of a 2-member allreduce
+// from 256 KiB (hreduce bench --members 2, against the limit kernel).
 //
 // In place is safe because slice j of every buffer is touched by member j
 // alone, which reads each element of an input before it overwrites the same
