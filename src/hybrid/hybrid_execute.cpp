@@ -6,7 +6,7 @@
 //   2. leaders  the leaders check that all processes called the same thing
 //               (a small status allreduce), then run the inter-process
 //               algorithm the cost model picked, over point-to-point
-//               messages (src/algorithms/inter_*.cpp);
+//               messages (src/inter/*.cpp);
 //   3. local    every member takes its part of the leader's result (a copy,
 //               or for scan a combine with the prefix of lower processes),
 //               and learns whether anything failed anywhere.

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "src/engine/process_step.hpp"
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 #include "src/engine/process_group.hpp"
 #include "src/node/node_group.hpp"
 #include "src/transport/channel.hpp"

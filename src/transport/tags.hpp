@@ -24,7 +24,7 @@ inline constexpr int segment_name = 20;
 inline constexpr int segment_attached = 21;
 inline constexpr int segment_ready = 22;
 
-// --- the inter-process algorithms (src/algorithms/inter_*.cpp) ---------------
+// --- the inter-process algorithms (src/inter/*.cpp) ---------------
 inline constexpr int binomial_reduce = 100;              // partial results up the tree
 inline constexpr int binomial_forward = 101;             // result from member 0 to root
 inline constexpr int binomial_broadcast = 110;           // root's data down the tree

@@ -14,7 +14,7 @@ namespace hreduce::detail {
 // (reduce_then_scatter runs the schedule executor) keeps its own data out of
 // the callee's slots. Both lists use a slot for one buffer at a time.
 //
-// The inter-process algorithms (src/algorithms/inter_*.cpp):
+// The inter-process algorithms (src/inter/*.cpp):
 inline constexpr int kSlotReceive = 0;  // incoming data before it is combined (all of them)
 inline constexpr int kSlotKeep = 1;     // input copy, accumulator, scan message (pairwise,
                                         // hypercube scan, reduce_then_scatter)

@@ -15,7 +15,7 @@
 
 #include "hreduce/team.hpp"
 #include "hreduce/ops.hpp"
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 #include "src/transport/in_memory_channel.hpp"
 
 namespace hreduce::test {

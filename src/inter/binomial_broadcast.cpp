@@ -12,7 +12,7 @@
 #include <string>
 
 #include "hreduce/error.hpp"
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 
 namespace hreduce::detail::inter {
 

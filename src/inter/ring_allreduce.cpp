@@ -21,7 +21,7 @@
 // is for commutative ops only. That order is fixed by P alone, and each
 // chunk is combined once and then copied, so the result is deterministic and
 // bitwise identical on all members.
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 
 namespace hreduce::detail::inter {
 

@@ -26,7 +26,7 @@
 // (member 0) never writes out.
 //
 // ⌈log2 P⌉ steps of (α + mβ). Messages use one tag per step.
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 
 namespace hreduce::detail::inter {
 

@@ -29,7 +29,7 @@
 #include <tuple>
 
 #include "hreduce/error.hpp"
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 
 namespace hreduce::detail::inter {
 

@@ -1,7 +1,7 @@
 // The inter-process (inter-node) algorithms: reductions between the leaders
 // of several processes, written only against the abstract Channel so they
 // run unchanged over MPI and over the in-memory channel of the tests. One
-// algorithm per file (src/algorithms/inter_*.cpp, each opening with how its
+// algorithm per file (src/inter/*.cpp, each opening with how its
 // data moves); this header declares them all, with the cost model that
 // chooses between them.
 //
@@ -43,7 +43,7 @@ namespace hreduce::detail {
 
 namespace inter {
 
-// --- the generic executor (inter_schedule_executor.cpp) ----------------------
+// --- the generic executor (schedule_executor.cpp) ----------------------
 
 // Runs a reduction schedule over the channel: each member receives from its
 // predecessors in Schedule::incoming order (increasing step, nearest first),
@@ -109,7 +109,7 @@ void pairwise_reduce_scatter(Channel& channel, const void* in, void* out, const 
 void reduce_then_scatter(Channel& channel, const void* in, void* out, const std::size_t* counts,
                          const ErasedOp& op, Workspace& workspace);
 
-// --- shared pieces (inter_power_of_two_fold.cpp) -----------------------------------
+// --- shared pieces (power_of_two_fold.cpp) -----------------------------------
 
 // The pre- and post-step that lets recursive doubling and Rabenseifner run on
 // any P: with p' the largest power of two <= P and r = P - p', ranks 2i and
@@ -140,7 +140,7 @@ void require_commutative(const ErasedOp& op, const char* algorithm);
 
 }  // namespace inter
 
-// --- the cost model (inter_cost_model.cpp) -------------------------------------------
+// --- the cost model (cost_model.cpp) -------------------------------------------
 
 // The α–β model: a message of m bytes costs alpha + m·beta seconds. The
 // defaults are a typical InfiniBand/RoCE cluster (2 µs latency, 5 GB/s).

@@ -10,8 +10,8 @@
 //
 // log2 p' steps of (α + mβ). Both partners combine the same two operands in
 // the same order, so all members end bitwise identical. Other P go through
-// the fold/unfold steps (inter_power_of_two_fold.cpp): two more messages.
-#include "src/algorithms/inter.hpp"
+// the fold/unfold steps (power_of_two_fold.cpp): two more messages.
+#include "src/inter/inter.hpp"
 
 namespace hreduce::detail::inter {
 

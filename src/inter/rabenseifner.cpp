@@ -1,7 +1,7 @@
 // Rabenseifner's allreduce: a reduce-scatter by recursive halving of the
 // data, then an allgather by recursive doubling, on p' (a power of two)
 // virtual ranks; other P go through the fold/unfold steps
-// (inter_power_of_two_fold.cpp).
+// (power_of_two_fold.cpp).
 //
 // Reduce-scatter. The distance doubles (partner v XOR 1, 2, 4, …) while the
 // data halves: in each step partners share the same range of the vector,
@@ -25,7 +25,7 @@
 // 2 log2 p' messages per member, each half the size of the one before:
 // 2α log2 p' + 2mβ(p'-1)/p'. Ranges are halved element-wise, so n < p'
 // gives empty pieces and still works.
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 
 namespace hreduce::detail::inter {
 

@@ -1,4 +1,4 @@
-// Binomial-tree reduce: the generic executor (inter_schedule_executor.cpp) on
+// Binomial-tree reduce: the generic executor (schedule_executor.cpp) on
 // schedules::binomial(P, 0). In step s the members that are odd multiples of
 // 2^(s-1) send their partial result 2^(s-1) ranks down, so after step s
 // member v (a multiple of 2^s) holds x_v ∘ … ∘ x_{v+2^s-1}: every partial
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "hreduce/error.hpp"
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 
 namespace hreduce::detail::inter {
 

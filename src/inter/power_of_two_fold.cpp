@@ -16,7 +16,7 @@
 // Virtual rank v covers a contiguous rank range and the ranges are ordered
 // like v, so "lower virtual rank on the left" keeps rank order. The unfold
 // copies bytes, so the even ranks end bitwise equal to their partners.
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 
 namespace hreduce::detail::inter {
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "hreduce/error.hpp"
-#include "src/algorithms/inter.hpp"
+#include "src/inter/inter.hpp"
 #include "src/common/enum_names.hpp"
 
 namespace hreduce::detail {
