@@ -34,8 +34,9 @@ class OpError : public Error {
 // The team can no longer be used: a member did not arrive within
 // TeamOptions::timeout, a process of the node died, or members fell out of
 // step (a failure in a call that some member had already left). Every
-// later call on the team throws this too; Team::usable() says false. Build
-// a new team (over MPI: the processes that remain decide how to go on).
+// later call on the team throws this too and Team::usable() says false,
+// until Team::resynchronize() where every member is still alive; else
+// build a new team.
 class UnusableTeamError : public Error {
  public:
   using Error::Error;

@@ -69,7 +69,8 @@ struct MpiTeamOptions {
 // (>= 1). `options.members` is ignored (threads is used). Requires MPI to be
 // initialised with at least MPI_THREAD_SERIALIZED, because the runtime calls
 // MPI from whichever thread runs the process's member 0 (under Team::run, a
-// worker thread), one call at a time; a lower level is refused with ArgumentError.
+// worker thread), one call at a time; a lower level is refused with
+// ArgumentError.
 Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options = {},
                    const MpiTeamOptions& mpi = {});
 

@@ -98,9 +98,8 @@ concept InputRange = std::ranges::contiguous_range<std::remove_reference_t<R>> &
                      std::ranges::sized_range<std::remove_reference_t<R>>;
 
 template <class R>
-concept InOutRange =
-    InputRange<R> &&
-    !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<std::remove_reference_t<R>>>>;
+concept InOutRange = InputRange<R> && !std::is_const_v<std::remove_reference_t<
+                                          std::ranges::range_reference_t<std::remove_reference_t<R>>>>;
 
 // A writable range of In's element type.
 template <class R, class In>
