@@ -105,7 +105,7 @@ template <class T, class Op>
 void reduce_local(std::span<const T> in, std::span<T> inout, const Op& op) {
   if (in.size() != inout.size()) {
     throw ArgumentError("reduce_local: in has " + std::to_string(in.size()) +
-                " elements but inout has " + std::to_string(inout.size()));
+                        " elements but inout has " + std::to_string(inout.size()));
   }
   reduce_local(in.data(), inout.data(), in.size(), op);
 }

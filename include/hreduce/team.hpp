@@ -133,8 +133,8 @@ class Member {
   }
   template <detail::InOutRange InOut, class Op>
   void reduce(InOut&& inout, const Op& op, int root, detail::OptionsRef options = {}) {
-    run_ranges(op, detail::CollectiveKind::reduce, inout, inout, std::ranges::size(inout),
-               options, root);
+    run_ranges(op, detail::CollectiveKind::reduce, inout, inout, std::ranges::size(inout), options,
+               root);
   }
 
   // --- allreduce: every member receives x_0 ∘ … ∘ x_{p-1}, the same bits.
@@ -173,15 +173,15 @@ class Member {
   template <detail::InOutRange InOut, class Op>
   void reduce_scatter(InOut&& inout, std::span<const std::size_t> counts, const Op& op,
                       detail::OptionsRef options = {}) {
-    run_ranges(op, detail::CollectiveKind::reduce_scatter, inout, inout, counts.size(), options,
-               0, counts.data());
+    run_ranges(op, detail::CollectiveKind::reduce_scatter, inout, inout, counts.size(), options, 0,
+               counts.data());
   }
 
   // --- reduce_scatter_block: reduce_scatter with every count equal to m;
   //     `in` holds m·size() elements, `out` m (in place: m·size()).
   template <class T, class Op>
-  void reduce_scatter_block(const T* in, std::type_identity_t<T>* out, std::size_t m,
-                            const Op& op, detail::OptionsRef options = {}) {
+  void reduce_scatter_block(const T* in, std::type_identity_t<T>* out, std::size_t m, const Op& op,
+                            detail::OptionsRef options = {}) {
     run<T>(op, detail::CollectiveKind::reduce_scatter_block, in, out, m, options);
   }
   template <detail::InputRange In, detail::OutputRangeOf<In> Out, class Op>
@@ -207,8 +207,7 @@ class Member {
   }
   template <detail::InOutRange InOut, class Op>
   void scan(InOut&& inout, const Op& op, detail::OptionsRef options = {}) {
-    run_ranges(op, detail::CollectiveKind::scan, inout, inout, std::ranges::size(inout),
-               options);
+    run_ranges(op, detail::CollectiveKind::scan, inout, inout, std::ranges::size(inout), options);
   }
 
   // --- exscan: member r > 0 receives x_0 ∘ … ∘ x_{r-1}; member 0's output
@@ -224,8 +223,7 @@ class Member {
   }
   template <detail::InOutRange InOut, class Op>
   void exscan(InOut&& inout, const Op& op, detail::OptionsRef options = {}) {
-    run_ranges(op, detail::CollectiveKind::exscan, inout, inout, std::ranges::size(inout),
-               options);
+    run_ranges(op, detail::CollectiveKind::exscan, inout, inout, std::ranges::size(inout), options);
   }
 
  private:
@@ -240,8 +238,8 @@ class Member {
            detail::OptionsRef options, int root = 0, std::size_t in_size = SIZE_MAX,
            std::size_t out_size = SIZE_MAX, const std::size_t* counts = nullptr) {
     const detail::CallArgs call(kind, in, out, count, counts, in_size, out_size, root,
-                            detail::erase_op<T>(op),
-                            options.get() != nullptr ? *options.get() : default_options());
+                                detail::erase_op<T>(op),
+                                options.get() != nullptr ? *options.get() : default_options());
     detail::execute(*state_, call);
   }
   template <class Op, class In, class Out>
@@ -312,7 +310,7 @@ class Team {
     static_assert(alignof(T) <= 64, "Team::allocate: T's alignment exceeds 64 bytes");
     if (n > SIZE_MAX / sizeof(T)) {
       throw ArgumentError("Team::allocate: " + std::to_string(n) + " elements of " +
-                  std::to_string(sizeof(T)) + " bytes overflow size_t");
+                          std::to_string(sizeof(T)) + " bytes overflow size_t");
     }
     return {static_cast<T*>(allocate_bytes(n * sizeof(T))), n};
   }

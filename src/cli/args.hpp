@@ -50,8 +50,8 @@ class Args {
       used = 0;
     }
     if (used != text->size() || value < min_value) {
-      throw ArgumentError(command_ + ": " + name + " wants an integer >= " + std::to_string(min_value) +
-                  ", got '" + *text + "'");
+      throw ArgumentError(command_ + ": " + name + " wants an integer >= " +
+                          std::to_string(min_value) + ", got '" + *text + "'");
     }
     return value;
   }

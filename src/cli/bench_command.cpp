@@ -28,7 +28,8 @@ CollectiveOptions collective_options(const Args& args, int radix) {
     auto algorithm = parse_algorithm(*name);
     if (!algorithm) {
       throw ArgumentError("hreduce bench: --algorithm wants " +
-                  detail::enum_names_text(detail::kAlgorithmNames) + ", got '" + *name + "'");
+                          detail::enum_names_text(detail::kAlgorithmNames) + ", got '" + *name +
+                          "'");
     }
     options.algorithm = *algorithm;
   }
@@ -36,7 +37,8 @@ CollectiveOptions collective_options(const Args& args, int radix) {
     auto shape = parse_tree_shape(*name);
     if (!shape) {
       throw ArgumentError("hreduce bench: --tree wants " +
-                  detail::enum_names_text(detail::kTreeShapeNames) + ", got '" + *name + "'");
+                          detail::enum_names_text(detail::kTreeShapeNames) + ", got '" + *name +
+                          "'");
     }
     options.tree = *shape;
   }

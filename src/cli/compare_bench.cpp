@@ -44,8 +44,8 @@ std::vector<T> named_values(const char* option, const std::string& list, const T
     if (known == std::end(all)) {
       std::string names;
       for (T value : all) names += (names.empty() ? "" : ", ") + std::string(cmp::name_of(value));
-      throw ArgumentError("hreduce bench: " + std::string(option) + ": '" + name + "' is not one of " +
-                  names);
+      throw ArgumentError("hreduce bench: " + std::string(option) + ": '" + name +
+                          "' is not one of " + names);
     }
     chosen.push_back(*known);
   }
@@ -58,7 +58,8 @@ std::vector<cmp::Implementation> chosen_implementations(const Args& args) {
       args.get("--implementations").value_or("hreduce,openmp_reduction,openmp_sliced,tbb,limit"),
       cmp::kImplementations);
   if (chosen.empty() || chosen.front() != cmp::Implementation::hreduce) {
-    throw ArgumentError("hreduce bench: --implementations must start with hreduce (ratios are to it)");
+    throw ArgumentError(
+        "hreduce bench: --implementations must start with hreduce (ratios are to it)");
   }
   return chosen;
 }

@@ -41,7 +41,8 @@ inline MachineChoice choose_machine(const std::string& command, const Args& args
     auto parsed = parse_placement(*name);
     if (!parsed) {
       throw ArgumentError(command + ": --placement wants " +
-                  detail::enum_names_text(detail::kPlacementNames) + ", got '" + *name + "'");
+                          detail::enum_names_text(detail::kPlacementNames) + ", got '" + *name +
+                          "'");
     }
     policy = *parsed;
   }

@@ -58,7 +58,8 @@ void check_type(const std::string& type) {
   for (const auto& t : element_types()) {
     if (t == type) return;
   }
-  throw ArgumentError("hreduce bench: element type '" + type + "' is not one of double, int32, double_int");
+  throw ArgumentError("hreduce bench: element type '" + type +
+                      "' is not one of double, int32, double_int");
 }
 
 CaseResult measure_case(Team& team, const Case& c, const std::vector<Implementation>& implementations,

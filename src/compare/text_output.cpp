@@ -21,7 +21,7 @@ std::string human_bytes(std::size_t bytes) {
 void write_text_file(const std::string& path, const std::string& text, const char* option) {
   const auto fail = [&](int error) {
     throw ArgumentError(std::string("hreduce bench: cannot write ") + option + " file '" + path +
-                "': " + std::strerror(error));
+                        "': " + std::strerror(error));
   };
   std::FILE* file = std::fopen(path.c_str(), "wb");
   if (file == nullptr) fail(errno);

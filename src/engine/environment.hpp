@@ -42,7 +42,8 @@ inline const char* environment(const char* name) {
       return text != nullptr && *text != '\0' ? text : nullptr;
     }
   }
-  throw ArgumentError(std::string("hreduce: ") + name + " is not in the table of environment variables");
+  throw ArgumentError(std::string("hreduce: ") + name +
+                      " is not in the table of environment variables");
 }
 
 // `variable` as a whole number >= 0, or `fallback` when unset; a malformed
@@ -55,7 +56,7 @@ inline long long count_from_environment(const char* who, const char* variable, c
   const long long value = std::strtoll(text, &end, 10);
   if (*end != '\0' || value < 0 || text[0] == '-') {
     throw ArgumentError(std::string(who) + ": " + variable + " must be a number of " + unit +
-                " >= 0, got '" + text + "'");
+                        " >= 0, got '" + text + "'");
   }
   return value;
 }

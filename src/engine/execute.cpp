@@ -237,7 +237,8 @@ void abandon_slots(MemberState& me) {
 // has an internal one).
 std::string call_label(const CallContext& ctx) {
   std::string label = to_string(reported_kind(ctx.call));
-  label += ctx.call.step == nullptr ? " (call " + std::to_string(ctx.seq) + ", member " : " (member ";
+  label +=
+      ctx.call.step == nullptr ? " (call " + std::to_string(ctx.seq) + ", member " : " (member ";
   return label + std::to_string(ctx.me.global_rank) + ")";
 }
 

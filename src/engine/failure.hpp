@@ -32,14 +32,10 @@ inline std::string marked(const Error& e) { return marked(kind_of(e), e.what());
 
 [[noreturn]] inline void throw_error(ErrorKind kind, const std::string& text) {
   switch (kind) {
-    case ErrorKind::op:
-      throw OpError(text);
-    case ErrorKind::unusable:
-      throw UnusableTeamError(text);
-    case ErrorKind::transport:
-      throw TransportError(text);
-    case ErrorKind::argument:
-      break;
+    case ErrorKind::op: throw OpError(text);
+    case ErrorKind::unusable: throw UnusableTeamError(text);
+    case ErrorKind::transport: throw TransportError(text);
+    case ErrorKind::argument: break;
   }
   throw ArgumentError(text);
 }

@@ -121,7 +121,7 @@ const TeamOptions& Team::options() const { return state_->options; }
 Member& Team::member(int index) {
   if (index < 0 || index >= local_size()) {
     throw ArgumentError("Team::member: index " + std::to_string(index) + " is outside 0.." +
-                std::to_string(local_size() - 1) + " (members of this process)");
+                        std::to_string(local_size() - 1) + " (members of this process)");
   }
   return members_[index];
 }

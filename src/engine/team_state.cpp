@@ -84,7 +84,7 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
       group(std::move(process_group)) {
   if (options.members < 0) {
     throw ArgumentError("Team: members must be >= 0 (0 = one per core), got " +
-                std::to_string(options.members));
+                        std::to_string(options.members));
   }
   if (const std::string problem = options_problem(options.collectives); !problem.empty()) {
     throw ArgumentError("Team: TeamOptions::collectives: " + problem);
@@ -98,7 +98,8 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
   if (group) {
     if (group->members_here() != p) {
       throw ArgumentError("Team: this process contributes " + std::to_string(p) +
-                  " members but the process layout says " + std::to_string(group->members_here()));
+                          " members but the process layout says " +
+                          std::to_string(group->members_here()));
     }
     first_rank = group->first_rank();
     total_members = group->total_members();

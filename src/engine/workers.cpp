@@ -41,7 +41,8 @@ void Workers::loop(Member& member, int index, const Topology& topology, bool bin
 void Workers::run(std::vector<Member>& members, const Topology& topology, bool bind,
                   void (*invoke)(void*, Member&), void* context) {
   if (running_.exchange(true, std::memory_order_acquire)) {
-    throw ArgumentError("Team::run: a run is already in progress on this team (nested or concurrent run)");
+    throw ArgumentError(
+        "Team::run: a run is already in progress on this team (nested or concurrent run)");
   }
   struct Release {
     std::atomic<bool>& flag;

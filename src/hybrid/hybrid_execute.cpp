@@ -304,8 +304,8 @@ class HybridCall {
       const std::string low = called(s.sig_min_process, s.kind_min, s.count_min, s.root_min);
       const std::string high = called(s.sig_max_process, s.kind_max, s.count_max, s.root_max);
       const bool alike = low.substr(low.find(" called")) == high.substr(high.find(" called"));
-      fail(std::string(to_string(call_.kind)) + ": processes disagree on the call: " + low +
-           ", " + high + (alike ? " (they differ in the element type, op or counts)" : ""));
+      fail(std::string(to_string(call_.kind)) + ": processes disagree on the call: " + low + ", " +
+           high + (alike ? " (they differ in the element type, op or counts)" : ""));
     }
     return failure_.empty();
   }
@@ -313,9 +313,9 @@ class HybridCall {
   // Step 2 ends: a user op may have thrown meanwhile, here or elsewhere.
   void confirm(std::size_t count) {
     if (!call_.op.may_throw) return;
-    const std::string here = guard_.failed
-                                 ? marked(ErrorKind::op, std::string("the op threw: ") + guard_.message)
-                                 : local_failure_;
+    const std::string here =
+        guard_.failed ? marked(ErrorKind::op, std::string("the op threw: ") + guard_.message)
+                      : local_failure_;
     fail_from(exchange(own_status(signature(count), count, here)));
   }
 

@@ -53,8 +53,9 @@ InterProcessGroup::InterProcessGroup(Channel& channel, ProcessLayout layout, Int
   const int P = layout_.processes();
   if (channel_->size() != P || channel_->rank() != layout_.process) {
     throw ArgumentError("InterProcessGroup: the channel has " + std::to_string(channel_->size()) +
-                " participants (this one " + std::to_string(channel_->rank()) + ") but the layout " +
-                std::to_string(P) + " processes (this one " + std::to_string(layout_.process) + ")");
+                        " participants (this one " + std::to_string(channel_->rank()) +
+                        ") but the layout " + std::to_string(P) + " processes (this one " +
+                        std::to_string(layout_.process) + ")");
   }
   if (static_cast<int>(layout_.node_of.size()) != P) layout_.node_of.assign(P, 0);
   const int nodes = layout_.nodes();

@@ -98,8 +98,7 @@ detail::InterAlgorithm inter_algorithm(AllreduceAlgorithm algorithm) {
     case AllreduceAlgorithm::ring: return InterAlgorithm::ring;
   }
   throw ArgumentError("make_mpi_team: MpiTeamOptions::allreduce is " +
-                      std::to_string(static_cast<int>(algorithm)) +
-                      ", not an AllreduceAlgorithm");
+                      std::to_string(static_cast<int>(algorithm)) + ", not an AllreduceAlgorithm");
 }
 
 detail::InterAlgorithm inter_algorithm(ReduceScatterAlgorithm algorithm) {
@@ -123,10 +122,11 @@ Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTea
   int level = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&level);
   if (level < MPI_THREAD_SERIALIZED) {
-    throw ArgumentError(std::string("make_mpi_team: MPI runs at thread level ") + level_name(level) +
-                ", but hreduce calls MPI from the thread that runs each process's member 0 (a "
-                "worker thread under Team::run), one call at a time; initialise MPI with "
-                "MPI_Init_thread(..., MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE, ...)");
+    throw ArgumentError(
+        std::string("make_mpi_team: MPI runs at thread level ") + level_name(level) +
+        ", but hreduce calls MPI from the thread that runs each process's member 0 (a "
+        "worker thread under Team::run), one call at a time; initialise MPI with "
+        "MPI_Init_thread(..., MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE, ...)");
   }
   return detail::build_mpi_team(comm, threads, std::move(options), mpi);
 }
@@ -157,10 +157,11 @@ Team detail::build_mpi_team(MPI_Comm comm, int threads, TeamOptions options,
   for (int p = 0; p < channel->size(); ++p) {
     if (counts[p] < 1) {
       throw ArgumentError("make_mpi_team: process " + std::to_string(p) + " contributes " +
-                  std::to_string(counts[p]) + " threads; each process needs at least 1");
+                          std::to_string(counts[p]) + " threads; each process needs at least 1");
     }
   }
-  detail::ProcessLayout layout{channel->rank(), counts, discover_nodes(*channel, procs_per_node(mpi))};
+  detail::ProcessLayout layout{channel->rank(), counts,
+                               discover_nodes(*channel, procs_per_node(mpi))};
   inter.cost = {mpi.alpha_seconds, mpi.beta_seconds_per_byte};
   inter.by_node = mpi.by_node;
   inter.pipeline_min_bytes = mpi.pipeline_min_bytes;

@@ -20,7 +20,7 @@ void binomial_broadcast(Channel& channel, void* buf, std::size_t bytes, int root
   const int P = channel.size();
   if (root < 0 || root >= P) {
     throw ArgumentError("binomial_broadcast: root " + std::to_string(root) + " is outside 0.." +
-                std::to_string(P - 1));
+                        std::to_string(P - 1));
   }
   const int v = (channel.rank() - root + P) % P;
   const auto real = [&](int virtual_rank) { return (virtual_rank + root) % P; };

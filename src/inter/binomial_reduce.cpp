@@ -25,7 +25,7 @@ void binomial_reduce(Channel& channel, void* buf, std::size_t n, const ErasedOp&
   const int P = channel.size();
   if (root < 0 || root >= P) {
     throw ArgumentError("binomial_reduce: root " + std::to_string(root) + " is outside 0.." +
-                std::to_string(P - 1));
+                        std::to_string(P - 1));
   }
   execute_schedule(channel, cached_binomial_schedule(P), buf, n, op, workspace,
                    tags::binomial_reduce);

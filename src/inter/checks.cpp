@@ -10,8 +10,9 @@ namespace hreduce::detail::inter {
 
 void require_commutative(const ErasedOp& op, const char* algorithm) {
   if (op.commutative) return;
-  throw ArgumentError(std::string(algorithm) + ": needs a commutative op, got the non-commutative op \"" +
-              op.op_name + "\"");
+  throw ArgumentError(std::string(algorithm) +
+                      ": needs a commutative op, got the non-commutative op \"" + op.op_name +
+                      "\"");
 }
 
 }  // namespace hreduce::detail::inter

@@ -62,7 +62,7 @@ std::string header(const char* collective, int P, std::size_t bytes, const CostM
 void check_participants(const char* function, int P) {
   if (P < 1) {
     throw ArgumentError(std::string(function) + ": participant count must be >= 1, got " +
-                std::to_string(P));
+                        std::to_string(P));
   }
 }
 

@@ -62,7 +62,7 @@ void execute_schedule(Channel& channel, const Schedule& schedule, void* buf, std
                       const ErasedOp& op, Workspace& workspace, int tag) {
   if (schedule.size() != channel.size()) {
     throw ArgumentError("execute_schedule: the schedule has " + std::to_string(schedule.size()) +
-                " members but the channel has " + std::to_string(channel.size()));
+                        " members but the channel has " + std::to_string(channel.size()));
   }
   const int me = channel.rank();
   const std::size_t bytes = n * op.elem_size;

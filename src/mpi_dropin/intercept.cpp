@@ -146,7 +146,7 @@ int serve(const Args& a, const std::function<int()>& pmpi) {
       n = counts.size();
     }
     CallArgs call(a.kind, in, out, n, counts.empty() ? nullptr : counts.data(), SIZE_MAX, SIZE_MAX,
-              a.root, combiner.erased(), kDefaultCollectiveOptions);
+                  a.root, combiner.erased(), kDefaultCollectiveOptions);
     call.options = nullptr;  // the team's defaults
     execute_erased(me, call);
     counters().served.fetch_add(1, std::memory_order_relaxed);

@@ -126,9 +126,9 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
       scratch_(chunk_) {
   std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
   if (segment_.size() < segment_bytes(size, chunk_bytes)) {
-    throw ArgumentError("node level: the segment has " + std::to_string(segment_.size()) + " bytes, but " +
-                std::to_string(size) + " processes need " +
-                std::to_string(segment_bytes(size, chunk_bytes)));
+    throw ArgumentError("node level: the segment has " + std::to_string(segment_.size()) +
+                        " bytes, but " + std::to_string(size) + " processes need " +
+                        std::to_string(segment_bytes(size, chunk_bytes)));
   }
   static_assert(offsetof(Slot, short_payload) + sizeof(Slot::short_payload) <= 64,
                 "a short input shares the announcement's first cache line");
@@ -168,13 +168,14 @@ void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t targe
       return;
     case WaitResult::peer_died:
       throw UnusableTeamError(std::string(to_string(kind_)) + ": process " +
-                  std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
-                  ") of this node died while this process waited for it to " + what);
+                              std::to_string(first_process_ + rank) + " (pid " +
+                              std::to_string(pid) +
+                              ") of this node died while this process waited for it to " + what);
     case WaitResult::timed_out:
       throw UnusableTeamError(std::string(to_string(kind_)) + ": timed out after " +
-                  std::to_string(timeout_.count()) + " ms waiting for process " +
-                  std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
-                  ") of this node to " + what);
+                              std::to_string(timeout_.count()) + " ms waiting for process " +
+                              std::to_string(first_process_ + rank) + " (pid " +
+                              std::to_string(pid) + ") of this node to " + what);
   }
 }
 
@@ -515,7 +516,8 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
   const std::size_t per_chunk = chunk_ / es;
   if (per_chunk == 0) {
     throw ArgumentError(std::string(to_string(kind_)) + ": an element of " + std::to_string(es) +
-                " bytes is larger than the node level's chunk of " + std::to_string(chunk_));
+                        " bytes is larger than the node level's chunk of " +
+                        std::to_string(chunk_));
   }
   ProcessArea& mine = area(rank_);
   const Direct& direct = mine.slot[ops_ % kNodeSlots].direct;

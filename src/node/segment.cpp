@@ -55,7 +55,8 @@ SharedSegment SharedSegment::map(int fd, std::size_t bytes, const std::string& w
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0),
                  fd, 0);
   if (p == MAP_FAILED)
-    throw TransportError(system_error("mmap of " + std::to_string(bytes) + " bytes (" + what + ")"));
+    throw TransportError(
+        system_error("mmap of " + std::to_string(bytes) + " bytes (" + what + ")"));
   SharedSegment s;
   s.data_ = p;
   s.bytes_ = bytes;
@@ -112,7 +113,7 @@ SharedSegment SharedSegment::for_node(Channel& node, std::size_t bytes, int crea
     if (!failure.empty()) throw TransportError(failure);
     if (!attached_everywhere)
       throw TransportError("node segment: another process of the node could not map " +
-                  std::string(name.text));
+                           std::string(name.text));
     return segment;
   }
   node.recv(creator, &name, sizeof name, tags::segment_name);

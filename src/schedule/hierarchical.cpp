@@ -58,14 +58,16 @@ Schedule hierarchical(const Topology& topology, const Placement& placement,
   const int p = placement.members();
   detail::check_tree_arguments("hierarchical", p, root);
   if (radix < 2) {
-    throw ArgumentError("schedules::hierarchical: radix must be >= 2, got " + std::to_string(radix));
+    throw ArgumentError("schedules::hierarchical: radix must be >= 2, got " +
+                        std::to_string(radix));
   }
   for (int m = 0; m < p; ++m) {
     const int pu = placement.pu_of_member[m];
     if (pu < 0 || pu >= topology.pu_count()) {
-      throw ArgumentError("schedules::hierarchical: member " + std::to_string(m) + " is placed on PU " +
-                  std::to_string(pu) + " but the topology has PUs 0.." +
-                  std::to_string(topology.pu_count() - 1));
+      throw ArgumentError("schedules::hierarchical: member " + std::to_string(m) +
+                          " is placed on PU " + std::to_string(pu) +
+                          " but the topology has PUs 0.." +
+                          std::to_string(topology.pu_count() - 1));
     }
   }
   auto container_key = [&](int member, std::size_t depth) {

@@ -29,7 +29,8 @@ namespace schedules {
 
 Schedule knomial(int p, int k, int root) {
   detail::check_tree_arguments("knomial", p, root);
-  if (k < 2) throw ArgumentError("schedules::knomial: radix k must be >= 2, got " + std::to_string(k));
+  if (k < 2)
+    throw ArgumentError("schedules::knomial: radix k must be >= 2, got " + std::to_string(k));
   return Schedule(p, root, detail::rotate_to_root(detail::knomial_transfers(p, k), p, root),
                   std::to_string(k) + "-nomial");
 }

@@ -24,7 +24,7 @@ class InMemoryChannels {
     auto [it, fresh] = pending_.try_emplace({sender, receiver}, std::move(data));
     if (!fresh) {
       throw ArgumentError("simulator: second message from " + std::to_string(sender) + " to " +
-                  std::to_string(receiver) + " before the first was received");
+                          std::to_string(receiver) + " before the first was received");
     }
   }
 
@@ -32,7 +32,8 @@ class InMemoryChannels {
     auto it = pending_.find({sender, receiver});
     if (it == pending_.end()) {
       throw ArgumentError("simulator: member " + std::to_string(receiver) + " waits for member " +
-                  std::to_string(sender) + ", which has not sent (the executor would hang)");
+                          std::to_string(sender) +
+                          ", which has not sent (the executor would hang)");
     }
     std::vector<T> data = std::move(it->second);
     pending_.erase(it);
@@ -54,7 +55,7 @@ std::vector<T> simulate(const Schedule& schedule, std::vector<std::vector<T>> pa
   schedule.validate();
   if (static_cast<int>(partial.size()) != schedule.size()) {
     throw ArgumentError("simulator: " + std::to_string(partial.size()) + " inputs for " +
-                std::to_string(schedule.size()) + " members");
+                        std::to_string(schedule.size()) + " members");
   }
   std::vector<std::vector<Transfer>> incoming(schedule.size());
   for (int m = 0; m < schedule.size(); ++m) incoming[m] = schedule.incoming(m);
@@ -74,8 +75,8 @@ std::vector<T> simulate(const Schedule& schedule, std::vector<std::vector<T>> pa
         std::vector<T>& mine = partial[m];
         if (received.size() != mine.size()) {
           throw ArgumentError("simulator: member " + std::to_string(t.sender) + " sent " +
-                      std::to_string(received.size()) + " elements, member " + std::to_string(m) +
-                      " holds " + std::to_string(mine.size()));
+                              std::to_string(received.size()) + " elements, member " +
+                              std::to_string(m) + " holds " + std::to_string(mine.size()));
         }
         if (t.sender < m) {
           combine(received.data(), mine.data(), mine.data(), mine.size());

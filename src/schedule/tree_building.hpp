@@ -22,12 +22,12 @@ inline std::vector<Transfer> rotate_to_root(std::vector<Transfer> virtual_transf
 
 inline void check_tree_arguments(const char* generator, int p, int root) {
   if (p < 1) {
-    throw ArgumentError(std::string("schedules::") + generator + ": member count must be >= 1, got " +
-                std::to_string(p));
+    throw ArgumentError(std::string("schedules::") + generator +
+                        ": member count must be >= 1, got " + std::to_string(p));
   }
   if (root < 0 || root >= p) {
     throw ArgumentError(std::string("schedules::") + generator + ": root " + std::to_string(root) +
-                " is outside 0.." + std::to_string(p - 1));
+                        " is outside 0.." + std::to_string(p - 1));
   }
 }
 

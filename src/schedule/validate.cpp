@@ -11,8 +11,8 @@ namespace hreduce {
 namespace {
 
 [[noreturn]] void reject(const Schedule& s, const std::string& why) {
-  throw ArgumentError("Schedule::validate" + (s.name().empty() ? std::string() : " (" + s.name() + ")") +
-              ": " + why);
+  throw ArgumentError("Schedule::validate" +
+                      (s.name().empty() ? std::string() : " (" + s.name() + ")") + ": " + why);
 }
 
 void check_ranges(const Schedule& s) {

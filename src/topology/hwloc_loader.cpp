@@ -26,8 +26,9 @@ constexpr std::array<std::pair<Level, hwloc_obj_type_t>, 5> kAncestorLevels = {{
 
 [[noreturn]] void fail(const std::string& what, int error) {
   // generic_category().message is the thread-safe spelling of strerror.
-  throw ArgumentError(what + ": " + (error != 0 ? std::generic_category().message(error)
-                                        : std::string("hwloc gave no reason")));
+  throw ArgumentError(
+      what + ": " +
+      (error != 0 ? std::generic_category().message(error) : std::string("hwloc gave no reason")));
 }
 
 // Runs one hwloc call that reports failure as nonzero plus errno. errno is

@@ -45,8 +45,8 @@ std::vector<Level> parse_levels(std::string_view list) {
     const std::optional<Level> level = parse_level(entry);
     if (!level) {
       throw ArgumentError("parse_levels: unknown level \"" + std::string(entry) + "\" in \"" +
-                  std::string(list) + "\" (expected " +
-                  detail::enum_names_text(detail::kLevelNames) + ")");
+                          std::string(list) + "\" (expected " +
+                          detail::enum_names_text(detail::kLevelNames) + ")");
     }
     levels.push_back(*level);
     if (comma == std::string_view::npos) return levels;

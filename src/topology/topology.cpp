@@ -24,17 +24,17 @@ void check_pu(const Pu& pu, int position) {
   }
   if (pu.in(Level::machine) != 0) {
     throw ArgumentError(describe(pu, position) + ": machine container is " +
-                std::to_string(pu.in(Level::machine)) + ", expected 0");
+                        std::to_string(pu.in(Level::machine)) + ", expected 0");
   }
   if (pu.in(Level::pu) != position) {
-    throw ArgumentError(describe(pu, position) + ": pu container is " + std::to_string(pu.in(Level::pu)) +
-                ", expected its own index");
+    throw ArgumentError(describe(pu, position) + ": pu container is " +
+                        std::to_string(pu.in(Level::pu)) + ", expected its own index");
   }
   for (int level = 0; level < kLevelCount; ++level) {
     if (pu.container[level] < -1) {
       throw ArgumentError(describe(pu, position) + ": " +
-                  std::string(to_string(static_cast<Level>(level))) + " container is " +
-                  std::to_string(pu.container[level]) + ", expected -1 or more");
+                          std::string(to_string(static_cast<Level>(level))) + " container is " +
+                          std::to_string(pu.container[level]) + ", expected -1 or more");
     }
   }
 }
@@ -61,14 +61,15 @@ Topology::Topology(std::string source, bool is_this_system, std::vector<Pu> pus,
   // CPU-less NUMA nodes may add entries past count(numa), never fewer.
   if (static_cast<int>(numa_os_indices_.size()) < count(Level::numa)) {
     throw ArgumentError("Topology \"" + source_ + "\": " + std::to_string(numa_os_indices_.size()) +
-                " NUMA OS indices for " + std::to_string(count(Level::numa)) + " NUMA nodes");
+                        " NUMA OS indices for " + std::to_string(count(Level::numa)) +
+                        " NUMA nodes");
   }
 }
 
 int Topology::numa_os_index(int numa_logical) const {
   if (numa_logical < 0 || numa_logical >= static_cast<int>(numa_os_indices_.size())) {
     throw ArgumentError("Topology::numa_os_index: NUMA node " + std::to_string(numa_logical) +
-                " out of range [0, " + std::to_string(numa_os_indices_.size()) + ")");
+                        " out of range [0, " + std::to_string(numa_os_indices_.size()) + ")");
   }
   return numa_os_indices_[numa_logical];
 }

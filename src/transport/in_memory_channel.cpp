@@ -39,7 +39,7 @@ InMemoryFabric::InMemoryFabric(int P, std::chrono::milliseconds recv_timeout)
 InMemoryChannel& InMemoryFabric::endpoint(int rank) {
   if (rank < 0 || rank >= size()) {
     throw ArgumentError("InMemoryFabric: endpoint " + std::to_string(rank) + " is outside 0.." +
-                std::to_string(size() - 1));
+                        std::to_string(size() - 1));
   }
   return *endpoints_[static_cast<std::size_t>(rank)];
 }
@@ -53,8 +53,9 @@ std::size_t InMemoryFabric::pending() const {
 
 void InMemoryFabric::check_rank(const char* what, int caller, int peer) const {
   if (peer < 0 || peer >= size()) {
-    throw ArgumentError("InMemoryChannel: rank " + std::to_string(caller) + " cannot " + what + " rank " +
-                std::to_string(peer) + ", outside 0.." + std::to_string(size() - 1));
+    throw ArgumentError("InMemoryChannel: rank " + std::to_string(caller) + " cannot " + what +
+                        " rank " + std::to_string(peer) + ", outside 0.." +
+                        std::to_string(size() - 1));
   }
 }
 
@@ -77,18 +78,19 @@ void InMemoryFabric::take(int from, int to, int tag, void* data, std::size_t byt
     // std::map references stay valid while other keys are inserted.
     if (!arrived_.wait_for(lock, recv_timeout_, [&] { return !queue.empty(); })) {
       throw UnusableTeamError("InMemoryChannel: rank " + std::to_string(to) + " waited " +
-                  std::to_string(recv_timeout_.count()) + " ms for a message from rank " +
-                  std::to_string(from) + " (tag " + std::to_string(tag) + ", " +
-                  std::to_string(bytes) + " bytes) that never came");
+                              std::to_string(recv_timeout_.count()) +
+                              " ms for a message from rank " + std::to_string(from) + " (tag " +
+                              std::to_string(tag) + ", " + std::to_string(bytes) +
+                              " bytes) that never came");
     }
     message = std::move(queue.front());
     queue.pop_front();
   }
   if (message.size() != bytes) {
     throw TransportError("InMemoryChannel: rank " + std::to_string(to) + " posted a receive of " +
-                std::to_string(bytes) + " bytes from rank " + std::to_string(from) + " (tag " +
-                std::to_string(tag) + ") but the message has " + std::to_string(message.size()) +
-                " bytes");
+                         std::to_string(bytes) + " bytes from rank " + std::to_string(from) +
+                         " (tag " + std::to_string(tag) + ") but the message has " +
+                         std::to_string(message.size()) + " bytes");
   }
   if (bytes > 0) std::memcpy(data, message.data(), bytes);
 }

@@ -86,8 +86,8 @@ void MpiChannel::complete(std::vector<MPI_Request>& requests, std::vector<MPI_St
           PMPI_Request_free(&r);
         }
       }
-      throw UnusableTeamError(transfer.text() + ": not complete after " + std::to_string(timeout_.count()) +
-                  " ms (the team's timeout)");
+      throw UnusableTeamError(transfer.text() + ": not complete after " +
+                              std::to_string(timeout_.count()) + " ms (the team's timeout)");
     }
   }
 }
@@ -140,8 +140,8 @@ void MpiChannel::sendrecv(int to, const void* send_data, std::size_t send_bytes,
     got_bytes += static_cast<std::size_t>(got);
   }
   if (got_bytes != recv_bytes) {
-    throw TransportError(transfer.text() + ": expected " + std::to_string(recv_bytes) + " bytes, got " +
-                std::to_string(got_bytes));
+    throw TransportError(transfer.text() + ": expected " + std::to_string(recv_bytes) +
+                         " bytes, got " + std::to_string(got_bytes));
   }
 }
 

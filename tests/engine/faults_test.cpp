@@ -121,15 +121,16 @@ TEST_CASE("members that disagree are named with their values", "[engine][negativ
         m.allreduce(&x, &y, 1, op::sum);
       }
     });
-    check_all(messages, {"[ArgumentError] ", "called different collectives", "member 0 called allreduce",
-                         "member 2 called scan"});
+    check_all(messages, {"[ArgumentError] ", "called different collectives",
+                         "member 0 called allreduce", "member 2 called scan"});
   }
   SECTION("count") {
     auto messages = errors_on(team, [](Member& m) {
       std::vector<double> x(11, 1), y(11);
       m.allreduce(x.data(), y.data(), m.rank() == 1 ? 11 : 10, op::sum);
     });
-    check_all(messages, {"[ArgumentError] ", "element count", "member 0 has 10", "member 1 has 11"});
+    check_all(messages,
+              {"[ArgumentError] ", "element count", "member 0 has 10", "member 1 has 11"});
   }
   SECTION("op") {
     auto messages = errors_on(team, [](Member& m) {
@@ -153,7 +154,8 @@ TEST_CASE("members that disagree are named with their values", "[engine][negativ
         m.allreduce(&x, &y, 1, add.named("plus"));
       }
     });
-    check_all(named, {"[ArgumentError] ", "members disagree on the op: member 0 has plus, member 2 has product"});
+    check_all(named, {"[ArgumentError] ",
+                      "members disagree on the op: member 0 has plus, member 2 has product"});
     auto unnamed = errors_on(team, [&](Member& m) {
       double x = 1, y = 0;
       if (m.rank() == 2) {
@@ -162,7 +164,8 @@ TEST_CASE("members that disagree are named with their values", "[engine][negativ
         m.allreduce(&x, &y, 1, add);
       }
     });
-    check_all(unnamed, {"member 0 has user op (", "lambda(double, double)#", "member 2 has user op ("});
+    check_all(unnamed,
+              {"member 0 has user op (", "lambda(double, double)#", "member 2 has user op ("});
     for (const auto& text : unnamed) CHECK_THAT(text, !Catch::Contains("UserOp<"));
   }
   SECTION("element type") {
@@ -328,7 +331,8 @@ TEST_CASE("bad arguments fail on every member before data moves", "[engine][nega
       std::vector<double> x(8, 1);
       m.allreduce(m.rank() == 1 ? nullptr : x.data(), out[m.rank()].data(), 8, op::sum);
     });
-    check_all(messages, {"[ArgumentError] ", "invalid arguments", "member 1", "in is a null pointer"});
+    check_all(messages,
+              {"[ArgumentError] ", "invalid arguments", "member 1", "in is a null pointer"});
   }
   SECTION("output partially overlapping the input") {
     auto messages = errors_on(team, [&](Member& m) {

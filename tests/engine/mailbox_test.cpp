@@ -113,8 +113,7 @@ TEST_CASE("small vectors go by mailbox and give the sliced path's bits", "[engin
         run_once(sliced, sliced_out[r]);
       });
       const bool expect_mailbox = len * sizeof(double) <= detail::kMailboxBytes;
-      CHECK((team.local_path(kind, len * sizeof(double)) == "mailbox") ==
-            expect_mailbox);
+      CHECK((team.local_path(kind, len * sizeof(double)) == "mailbox") == expect_mailbox);
       for (int r = 0; r < p; ++r) {
         INFO("member " << r);
         CHECK(by_mailbox[r] == (expect_mailbox ? 1u : 0u));

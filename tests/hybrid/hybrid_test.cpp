@@ -179,7 +179,8 @@ TEST_CASE("processes that disagree are reported everywhere", "[hybrid][negative]
       std::vector<double> x(8, 1), y(8);
       m.allreduce(x.data(), y.data(), m.rank() >= 3 ? 8 : 7, op::sum);
     });
-    check_everyone(messages, {"[ArgumentError] ", "processes disagree", "count 7", "count 8", "process 2"});
+    check_everyone(messages,
+                   {"[ArgumentError] ", "processes disagree", "count 7", "count 8", "process 2"});
   }
   SECTION("collective") {
     auto messages = errors_in(world, [](Member& m) {
@@ -259,7 +260,8 @@ TEST_CASE("a process that ran ahead of a failed call learns it later; the team i
       messages[m.rank()] = class_tag(e) + e.what();
     }
   });
-  CHECK_THAT(messages[0], Catch::StartsWith("[UnusableTeamError] ") && Catch::Contains("out") && Catch::Contains("had already returned") &&
+  CHECK_THAT(messages[0], Catch::StartsWith("[UnusableTeamError] ") && Catch::Contains("out") &&
+                              Catch::Contains("had already returned") &&
                               Catch::Contains("no longer usable"));
   for (int r = 1; r < 3; ++r) {
     CHECK_THAT(messages[r], Catch::StartsWith("[UnusableTeamError] ") &&

@@ -258,8 +258,7 @@ TEST_CASE("an MPI error becomes an Error carrying MPI's message", "[mpi][negativ
   }
 }
 
-TEST_CASE("a forced inter-process algorithm equals MPI_Allreduce; a bad one is refused",
-          "[mpi]") {
+TEST_CASE("a forced inter-process algorithm equals MPI_Allreduce; a bad one is refused", "[mpi]") {
   TeamOptions options;
   options.topology = Topology::synthetic("pack:1 core:2 pu:2");
   for (auto algorithm : {AllreduceAlgorithm::recursive_doubling, AllreduceAlgorithm::rabenseifner,
@@ -307,7 +306,8 @@ TEST_CASE("a long allreduce runs pipelined and equals MPI_Allreduce", "[mpi]") {
   Team team = make_team(0);
   const int first = team.member(0).rank(), here = team.local_size();
   const std::size_t n = 300000;  // 2.4 MB per member: above the 1 MiB pipeline threshold
-  CHECK_THAT(team.explain(Collective::allreduce, n * sizeof(long long)), Catch::Contains("processes"));
+  CHECK_THAT(team.explain(Collective::allreduce, n * sizeof(long long)),
+             Catch::Contains("processes"));
   std::vector<std::vector<long long>> in(here, std::vector<long long>(n)), out = in;
   std::vector<long long> mine(n, 0), expected(n);
   for (int t = 0; t < here; ++t) {

@@ -95,11 +95,11 @@ class OptionsRef {
 // (std::vector, std::array, C arrays, std::span).
 template <class R>
 concept InputRange = std::ranges::contiguous_range<std::remove_reference_t<R>> &&
-                     std::ranges::sized_range<std::remove_reference_t<R>>;
+    std::ranges::sized_range<std::remove_reference_t<R>>;
 
 template <class R>
-concept InOutRange = InputRange<R> && !std::is_const_v<std::remove_reference_t<
-                                          std::ranges::range_reference_t<std::remove_reference_t<R>>>>;
+concept InOutRange = InputRange<R> && !std::is_const_v<
+    std::remove_reference_t<std::ranges::range_reference_t<std::remove_reference_t<R>>>>;
 
 // A writable range of In's element type.
 template <class R, class In>
@@ -114,8 +114,8 @@ struct CallArgs {
   // Every field in one go: aggregate initialization would first zero the
   // whole object, padding included (measured: a `rep stos` per call).
   CallArgs(CollectiveKind kind, const void* in, void* out, std::size_t count,
-       const std::size_t* counts, std::size_t in_size, std::size_t out_size, int root,
-       const ErasedOp& op, const CollectiveOptions& options)
+           const std::size_t* counts, std::size_t in_size, std::size_t out_size, int root,
+           const ErasedOp& op, const CollectiveOptions& options)
       : kind(kind), in(in), out(out), count(count), counts(counts), in_size(in_size),
         out_size(out_size), root(root), op(op), options(&options) {}
 
