@@ -164,6 +164,12 @@ TEST_CASE("a user op that throws in one process fails the call everywhere", "[hy
       continue;
     }
     check_everyone(messages, {"[OpError] ", "boom: saw 13"});
+    // Named as the collective the user called, never as an internal step
+    // or with an internal call number.
+    for (const auto& e : messages) {
+      CHECK_THAT(e, Catch::StartsWith("[OpError] " + std::string(name_of(collective))) &&
+                        !Catch::Contains("from_root") && !Catch::Contains("(call "));
+    }
     check_usable(world);
   }
 }
