@@ -23,8 +23,7 @@ namespace hreduce::detail {
 
 namespace {
 
-// The names of the inter-process algorithms, as the options of make_mpi_team
-// (MpiTeamOptions) and the explanations write them.
+// The names of the inter-process algorithms, as the explanations write them.
 constexpr EnumName<InterAlgorithm> kInterAlgorithmNames[] = {
     {InterAlgorithm::automatic, "automatic"},
     {InterAlgorithm::binomial, "binomial"},
