@@ -27,6 +27,22 @@ enum class Algorithm { automatic, tree, sliced };
 // The tree used by Algorithm::tree.
 enum class TreeShape { hierarchical, binomial, knomial, binary, flat, chain };
 
+// What a call promises about the bits of its results (docs/spec.md,
+// "Reproducibility"):
+//  - run_to_run:        the same team shape, options and inputs give the
+//                       same bits, on every member and in every run.
+//  - shape_independent: for a fixed team size p, the bits do not depend on
+//                       how members are laid out over processes, threads and
+//                       nodes, nor on the algorithm's sizes and thresholds:
+//                       every element is the left fold
+//                       (((x_0 ∘ x_1) ∘ x_2) ∘ …) ∘ x_{p-1} in team rank order
+//                       (scan and exscan: of the ranks up to q).
+//  - exact:             op::sum on float, double and their complex forms
+//                       only: the correctly rounded sum, whatever the order,
+//                       the layout or the team size.
+// A level a call cannot have is an ArgumentError, never a weaker level.
+enum class Reproducibility { run_to_run, shape_independent, exact };
+
 // The collectives, for Team::explain and Team::local_path.
 enum class Collective { reduce, allreduce, reduce_scatter, reduce_scatter_block, scan, exscan };
 
@@ -36,6 +52,8 @@ std::string_view to_string(Algorithm algorithm);
 std::string_view to_string(TreeShape shape);
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 std::optional<TreeShape> parse_tree_shape(std::string_view name);
+std::string_view to_string(Reproducibility level);
+std::optional<Reproducibility> parse_reproducibility(std::string_view name);
 
 struct CollectiveOptions {
   Algorithm algorithm = Algorithm::automatic;
@@ -48,6 +66,7 @@ struct CollectiveOptions {
   std::size_t tree_max_bytes = 4 * 1024;
   // Smallest team that automatic sends down the tree.
   int tree_min_members = 8;
+  Reproducibility reproducibility = Reproducibility::run_to_run;
 
   friend bool operator==(const CollectiveOptions&, const CollectiveOptions&) = default;
 };

@@ -61,7 +61,10 @@ inline bool wants_tree(const Call& call, int size) {
     case Algorithm::sliced: return false;
     case Algorithm::automatic: break;
   }
-  return size >= call.options->tree_min_members &&
+  // The tree brackets by the machine's shape; the other paths fold in rank
+  // order, the bracketing shape_independent promises.
+  return call.options->reproducibility == Reproducibility::run_to_run &&
+         size >= call.options->tree_min_members &&
          call.count * call.op.elem_size <= call.options->tree_max_bytes;
 }
 // Tree reduce / allreduce (tree.cpp).

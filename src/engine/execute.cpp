@@ -164,7 +164,8 @@ std::uint64_t signature_of(const Descriptor& d, int size) {
   };
   const auto root = static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.root));
   std::uint64_t h = mix(0, low(d.kind, 8) | low(d.options.algorithm, 8) << 8 |
-                               low(d.options.tree, 8) << 16 | root << 32);
+                               low(d.options.tree, 8) << 16 |
+                               low(d.options.reproducibility, 8) << 24 | root << 32);
   h = mix(h, static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.options.radix)) |
                  static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.options.tree_min_members))
                      << 32);
@@ -182,7 +183,7 @@ std::uint64_t signature_of(const Descriptor& d, int size) {
 
 std::string options_text(const CollectiveOptions& o) {
   return message(to_string(o.algorithm), "/", to_string(o.tree), "/", o.radix, "/", o.chunk_bytes,
-                 "/", o.tree_max_bytes, "/", o.tree_min_members);
+                 "/", o.tree_max_bytes, "/", o.tree_min_members, "/", to_string(o.reproducibility));
 }
 
 // Names the first field on which `other` differs from member 0.

@@ -25,6 +25,13 @@ inline constexpr EnumName<TreeShape> kTreeShapeNames[] = {
 };
 static_assert(enum_names_distinct(kTreeShapeNames));
 
+inline constexpr EnumName<Reproducibility> kReproducibilityNames[] = {
+    {Reproducibility::run_to_run, "run_to_run"},
+    {Reproducibility::shape_independent, "shape_independent"},
+    {Reproducibility::exact, "exact"},
+};
+static_assert(enum_names_distinct(kReproducibilityNames));
+
 inline constexpr EnumName<Collective> kCollectiveNames[] = {
     {Collective::reduce, "reduce"},
     {Collective::allreduce, "allreduce"},

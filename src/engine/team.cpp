@@ -176,4 +176,12 @@ std::optional<TreeShape> parse_tree_shape(std::string_view name) {
   return detail::enum_value(detail::kTreeShapeNames, name);
 }
 
+std::string_view to_string(Reproducibility level) {
+  return detail::enum_name(detail::kReproducibilityNames, level);
+}
+
+std::optional<Reproducibility> parse_reproducibility(std::string_view name) {
+  return detail::enum_value(detail::kReproducibilityNames, name);
+}
+
 }  // namespace hreduce

@@ -70,6 +70,10 @@ std::string options_problem(const CollectiveOptions& o) {
   }
   if (o.radix < 2) return "options.radix is " + std::to_string(o.radix) + ", expected >= 2";
   if (o.chunk_bytes < 1) return "options.chunk_bytes is 0, expected >= 1";
+  if (static_cast<unsigned>(o.reproducibility) > static_cast<unsigned>(Reproducibility::exact)) {
+    return "options.reproducibility is " + std::to_string(static_cast<int>(o.reproducibility)) +
+           ", not run_to_run, shape_independent or exact";
+  }
   return "options.tree_min_members is " + std::to_string(o.tree_min_members) +
          ", expected >= 1";
 }

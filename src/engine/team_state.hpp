@@ -26,7 +26,9 @@ inline bool options_valid(const CollectiveOptions& o) {
   return (o.algorithm == Algorithm::automatic || o.algorithm == Algorithm::tree ||
           o.algorithm == Algorithm::sliced) &
          (static_cast<unsigned>(o.tree) <= static_cast<unsigned>(TreeShape::chain)) &
-         (o.radix >= 2) & (o.chunk_bytes >= 1) & (o.tree_min_members >= 1);
+         (o.radix >= 2) & (o.chunk_bytes >= 1) & (o.tree_min_members >= 1) &
+         (static_cast<unsigned>(o.reproducibility) <=
+          static_cast<unsigned>(Reproducibility::exact));
 }
 
 // Control words written by different members sit on their own cache lines
@@ -63,7 +65,8 @@ inline bool describes(const Descriptor& d, const Call& call) {
   const bool same_options = (a.algorithm == b.algorithm) & (a.tree == b.tree) &
                             (a.radix == b.radix) & (a.chunk_bytes == b.chunk_bytes) &
                             (a.tree_max_bytes == b.tree_max_bytes) &
-                            (a.tree_min_members == b.tree_min_members);
+                            (a.tree_min_members == b.tree_min_members) &
+                            (a.reproducibility == b.reproducibility);
   return same_options & (d.kind == call.kind) & (d.root == call.root) & (d.count == call.count) &
          (d.counts == call.counts) & (d.elem_size == call.op.elem_size) &
          (d.type == call.op.type) & (d.op_type == call.op.op_type) &
