@@ -44,6 +44,31 @@ struct CallContext {
   void throw_if_failed() const;
 };
 
+// Elements each buffer must hold for member `rank` of a team of `size`.
+inline std::size_t input_elements(const Call& call, int size) {
+  switch (call.kind) {
+    case CollectiveKind::reduce_scatter: {
+      std::size_t total = 0;
+      for (std::size_t i = 0; i < call.count; ++i) total += call.counts[i];
+      return total;
+    }
+    case CollectiveKind::reduce_scatter_block: return call.count * size;
+    default: return call.count;
+  }
+}
+
+inline std::size_t output_elements(const Call& call, int rank) {
+  switch (call.kind) {
+    case CollectiveKind::reduce: return rank == call.root ? call.count : 0;
+    case CollectiveKind::exscan: return rank == 0 ? 0 : call.count;
+    case CollectiveKind::reduce_scatter: return call.counts[rank];
+    case CollectiveKind::reduce_scatter_block: return call.count;
+    default: return call.count;
+  }
+}
+
+// A call on this member's team, spanning processes or not (execute.cpp).
+void execute_call(MemberState& me, const Call& call);
 // The shared-memory collective among this process's members (execute.cpp);
 // a multi-process team composes its collectives from these.
 void execute_local(MemberState& me, const Call& call);

@@ -168,7 +168,9 @@ class MemberState {
       : team(team), rank(rank), global_rank(global_rank), pu(pu), numa(numa) {}
 
   // Working memory on this member's NUMA node, grown (never shrunk) on this
-  // member's thread so first touch lands there too.
+  // member's thread so first touch lands there too. `which`: 0 the tree's
+  // accumulator, 1 and 2 the sliced path's, 3 and 4 the exact sum's integers
+  // (exact_sum.cpp), which live across the calls that use 0 to 2.
   void* scratch(int which, std::size_t bytes);
 
   TeamState& team;
@@ -191,7 +193,7 @@ class MemberState {
   std::map<std::tuple<int, int, int, bool>, TreePlan> plans;
 
  private:
-  NumaBuffer buffers_[3];
+  NumaBuffer buffers_[5];
 };
 
 class TeamState {

@@ -175,6 +175,11 @@ class HybridCall {
     auto prefix = [&] {
       return std::string(to_string(call_.kind)) + ": member " + std::to_string(me_.global_rank) + ": ";
     };
+    // A failure the caller already worded (a step of an exact sum).
+    if (call_.step != nullptr && call_.step->relayed_failure != nullptr) {
+      problem_ = call_.step->relayed_failure;
+      return;
+    }
     if (call_.kind == CollectiveKind::reduce && (call_.root < 0 || call_.root >= total())) {
       problem_ = prefix() + "root " + std::to_string(call_.root) + " is outside 0.." +
                  std::to_string(total() - 1);
@@ -716,7 +721,9 @@ class HybridCall {
     }
     const std::string problem =
         member_problem(call_, me_.global_rank, total(), me_.team.options.collectives);
-    if (!problem.empty()) {
+    if (call_.step != nullptr && call_.step->relayed_failure != nullptr) {
+      problem_ = problem;  // worded by the caller already
+    } else if (!problem.empty()) {
       problem_ = std::string(to_string(kind)) + ": member " + std::to_string(me_.global_rank) +
                  ": " + problem;
     }
@@ -737,7 +744,7 @@ class HybridCall {
         r.out_hi = problem_.empty() && call_.root == me_.global_rank ? r.count : 0;
         break;
       default:
-        r.prefix = call_.out;
+        r.prefix = prefix_place(r.count);
         r.inclusive = kind == CollectiveKind::scan;
         break;
     }
@@ -852,6 +859,15 @@ class HybridCall {
     finish_copy(nullptr, nullptr, 0, 0);
   }
 
+  // Where a lone member's scan prefix goes: its output. The node level
+  // tells a scan from a reduction by a prefix being given, so process 0 of
+  // an exscan, which may pass no output (it receives nothing), gets a place
+  // that is never written.
+  void* prefix_place(std::size_t n) {
+    if (call_.out != nullptr) return call_.out;
+    return group_.workspace.get(kSlotResult, std::max<std::size_t>(n, 1) * call_.op.elem_size);
+  }
+
   // One member per process, one node: the node level reads the member's
   // input and writes its prefix straight into its output.
   void alone_scan(std::size_t n, bool exclusive) {
@@ -862,7 +878,7 @@ class HybridCall {
     r.in = call_.in;
     r.count = n;
     r.op = &call_.op;
-    r.prefix = call_.out;
+    r.prefix = prefix_place(n);
     r.inclusive = !exclusive;
     r.may_run_ahead = true;
     on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });

@@ -405,3 +405,18 @@ TEST_CASE("explain shows the node's processes, their members and the segment's p
   CHECK(after.find("staging pages: NUMA node") != std::string::npos);
   CHECK(after.find("result pages: NUMA node") != std::string::npos);
 }
+
+TEST_CASE("process 0 of an exscan may pass no output", "[hybrid][node]") {
+  const bool node_level = GENERATE(true, false);
+  detail::InterOptions inter;
+  inter.node_shared_memory = node_level;
+  World world({1, 1, 1}, {}, inter);
+  std::vector<double> got(3, -1.0);
+  world.run([&](Member& m) {
+    const double x = 1.5 + m.rank();
+    m.exscan(&x, m.rank() == 0 ? nullptr : &got[m.rank()], 1, op::sum);
+  });
+  CHECK(got[0] == -1.0);
+  CHECK(got[1] == 1.5);
+  CHECK(got[2] == 1.5 + 2.5);
+}

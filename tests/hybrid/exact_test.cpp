@@ -1,0 +1,116 @@
+// The exact level on teams spanning processes (in-memory channel): every
+// layout, with and without the node level, gives the correctly rounded sum,
+// so the same bits as one process of threads.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <vector>
+
+#include "tests/engine/families.hpp"
+#include "tests/engine/harness.hpp"
+#include "tests/support/error_class.hpp"
+#include "tests/support/exact_oracle.hpp"
+#include "world.hpp"
+
+using namespace hreduce;
+using namespace hreduce::test;
+
+namespace {
+
+struct Layout {
+  const char* name;
+  std::vector<int> threads;
+  std::vector<int> node_of;
+};
+
+const std::vector<Layout>& layouts() {
+  static const std::vector<Layout> all = {
+      {"2 processes x 1", {1, 1}, {}},
+      {"2 processes x 2", {2, 2}, {}},
+      {"3 uneven processes, one node", {1, 2, 3}, {0, 0, 0}},
+      {"4 processes, 2 virtual nodes", {2, 1, 2, 2}, {0, 0, 1, 1}},
+      {"3 processes, a node each", {2, 1, 1}, {0, 1, 2}},
+  };
+  return all;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+CollectiveOptions exact() {
+  CollectiveOptions o;
+  o.reproducibility = Reproducibility::exact;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("exact sums across processes are the correctly rounded sum on every layout",
+          "[hybrid][reproducibility][exact]") {
+  const Layout& layout = layouts()[GENERATE(range(0, 5))];
+  const bool node_level = GENERATE(true, false);
+  detail::InterOptions inter;
+  inter.node_shared_memory = node_level;
+  World world(layout.threads, layout.node_of, inter);
+  const int p = world.size();
+  INFO(layout.name << (node_level ? ", node level" : ", messages only"));
+  const auto fam = family<double>("double sum", op::sum, spread);
+  for (std::size_t n : {std::size_t{1}, std::size_t{64}, std::size_t{1000}}) {
+    for (Collective c : all_collectives()) {
+      INFO(name_of(c) << " n " << n);
+      const int root = p - 1;
+      CollectiveCheck check(fam, c, p, n, false, root);
+      world.run([&](Member& m) { check.run(m, exact()); });
+      for (int r = 0; r < p; ++r) {
+        std::size_t offset = 0, len = n;
+        int upto = p - 1;
+        switch (c) {
+          case Collective::reduce: len = r == root ? n : 0; break;
+          case Collective::allreduce: break;
+          case Collective::scan: upto = r; break;
+          case Collective::exscan: len = r == 0 ? 0 : n, upto = r - 1; break;
+          case Collective::reduce_scatter:
+            for (int q = 0; q < r; ++q) offset += check.counts()[q];
+            len = check.counts()[r];
+            break;
+          case Collective::reduce_scatter_block:
+            offset = check.block() * r;
+            len = check.block();
+            break;
+        }
+        for (std::size_t i = 0; i < len; ++i) {
+          std::vector<double> values;
+          for (int q = 0; q <= upto; ++q) values.push_back(spread(q, offset + i));
+          INFO("member " << r << " element " << i);
+          REQUIRE(same_bits(check.output(r)[i], correctly_rounded_sum(values)));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("an exact sum across processes with a bad argument fails everywhere, in step",
+          "[hybrid][reproducibility][exact][negative]") {
+  const bool node_level = GENERATE(true, false);
+  detail::InterOptions inter;
+  inter.node_shared_memory = node_level;
+  World world({2, 1}, {}, inter);
+  std::vector<std::string> messages(3), classes(3);
+  std::vector<double> after(3);
+  world.run([&](Member& m) {
+    const int r = m.rank();
+    std::vector<double> x(4, 1.0), y(4);
+    try {
+      m.reduce(x.data(), y.data(), 4, op::sum, r == 2 ? 5 : 0, exact());
+    } catch (const Error& e) {
+      messages[r] = e.what();
+      classes[r] = class_tag(e);
+    }
+    double one = 0.5;
+    m.allreduce(&one, &after[r], 1, op::sum, exact());
+  });
+  for (int r = 0; r < 3; ++r) {
+    INFO("member " << r << (node_level ? ", node level" : ", messages only"));
+    CHECK(classes[r] == "[ArgumentError] ");
+    CHECK_THAT(messages[r], Catch::Contains("reduce") && Catch::Contains("root 5 is outside 0..2"));
+    CHECK(after[r] == 1.5);
+  }
+}
