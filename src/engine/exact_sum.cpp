@@ -21,10 +21,13 @@
 // window (as climate models use) does too. This one is exact for every
 // input, and pays for a wide exponent range only in calls that have one.
 //
-// Non-finite values: NaN anywhere, or +∞ and −∞ together, give a quiet NaN;
-// otherwise ±∞ gives ±∞. A finite sum beyond the largest finite value rounds
-// to ±∞, as IEEE addition does. An exact zero is +0.0, also when every value
-// is −0.0.
+// A team of one or two members skips all of it: one IEEE addition is
+// already correctly rounded (run_pair_sum).
+//
+// Non-finite values: NaN anywhere, or +∞ and −∞ together, give a NaN (its
+// sign and payload are not promised); otherwise ±∞ gives ±∞. A finite sum
+// beyond the largest finite value rounds to ±∞, and an exact zero is −0.0
+// only when every value is −0.0, as IEEE addition gives them.
 #include "src/engine/exact_sum.hpp"
 
 #include <algorithm>
@@ -33,6 +36,7 @@
 #include <climits>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -58,14 +62,18 @@ constexpr Word kMinusInfinity = Word{1} << kCountBits;
 constexpr Word kNotANumber = Word{1} << (2 * kCountBits);
 
 // A call's integers: `words` two's-complement words per value, lowest
-// first, then the counts word when `counted`; `values` values per element
+// first, then the counts word when `counted`, then, when `zero_signs`, a
+// word counting the values other than −0.0; `values` values per element
 // (2 for complex types).
 struct Layout {
   int words = 1;
   bool counted = false;
+  bool zero_signs = false;  // some value is −0.0
   int values = 1;
   int base = 0;  // the grid: an integer i stands for i × 2^base
-  int stride() const { return words + (counted ? 1 : 0); }
+  int stride() const { return words + (counted ? 1 : 0) + (zero_signs ? 1 : 0); }
+  int zero_word() const { return words + (counted ? 1 : 0); }
+  bool plain() const { return !counted && !zero_signs; }
 };
 
 // The op of step 2 (its type names it in messages).
@@ -128,6 +136,7 @@ struct Summary {
   std::int64_t highest = INT32_MIN;       // the highest set bit of any value
   std::int64_t minus_lowest = INT32_MIN;  // minus the lowest
   std::int64_t not_finite = 0;            // 1 when some value is NaN or ±∞
+  std::int64_t negative_zero = 0;         // 1 when some value is −0.0
 };
 
 template <class F>
@@ -139,6 +148,8 @@ void summarize(const F* v, std::size_t n, Summary& s) {
     } else if (p.mantissa != 0) {
       s.highest = std::max<std::int64_t>(s.highest, p.exponent + 63 - std::countl_zero(p.mantissa));
       s.minus_lowest = std::max<std::int64_t>(s.minus_lowest, -p.exponent);
+    } else if (p.negative) {
+      s.negative_zero = 1;
     }
   }
 }
@@ -147,6 +158,7 @@ Layout layout_of(const Summary& s, int values) {
   Layout layout;
   layout.values = values;
   layout.counted = s.not_finite != 0;
+  layout.zero_signs = s.negative_zero != 0;
   if (s.highest == INT32_MIN) return layout;  // only zeros (and non-finite values)
   layout.base = static_cast<int>(-s.minus_lowest);
   const std::int64_t bits = s.highest - layout.base + 1 + kHeadroomBits;
@@ -162,24 +174,47 @@ void negate(Word* w, int words) {
   }
 }
 
-template <class F>
+using Wide = unsigned __int128;
+
+// The counts word of a value that is not finite.
+Word count_of(const Parts& p) {
+  return p.mantissa != 0 ? kNotANumber : p.negative ? kMinusInfinity : kPlusInfinity;
+}
+
+// `Words` > 0: the layout has that many words per value, known when
+// compiling. The forms of one and two words, the common ones, hold no loop
+// over words and keep a value in one 128-bit register.
+template <class F, int Words>
 void to_integers(const F* v, std::size_t n, const Layout& layout, Word* out) {
+  const int words = Words > 0 ? Words : layout.words;
   const int stride = layout.stride();
   for (std::size_t i = 0; i < n; ++i, out += stride) {
-    std::fill(out, out + stride, Word{0});
     const Parts p = parts_of(v[i]);
-    if (!p.finite) {
-      out[layout.words] = p.mantissa != 0 ? kNotANumber
-                          : p.negative    ? kMinusInfinity
-                                          : kPlusInfinity;
-      continue;
+    if (layout.counted) out[words] = p.finite ? 0 : count_of(p);
+    if (layout.zero_signs) out[layout.zero_word()] = p.finite && p.mantissa == 0 && p.negative ? 0 : 1;
+    const bool zero = !p.finite || p.mantissa == 0;
+    if constexpr (Words == 1 || Words == 2) {
+      // shift >= 0: base is the lowest set bit of all values. Written with
+      // 64-bit shifts and selects: a 128-bit shift by a varying amount
+      // branches on "64 or more", which random exponents mispredict.
+      const int shift = zero ? 0 : p.exponent - layout.base;
+      const Word mantissa = zero ? 0 : p.mantissa;
+      const int bit = shift & 63;
+      const Word below = mantissa << bit, above = (mantissa >> 1) >> (63 - bit);
+      const bool high = shift >= 64;
+      Wide x = Wide{high ? below : above} << 64 | (high ? 0 : below);
+      if (p.negative) x = -x;
+      out[0] = static_cast<Word>(x);
+      if constexpr (Words == 2) out[1] = static_cast<Word>(x >> 64);
+    } else {
+      std::fill(out, out + words, Word{0});
+      if (zero) continue;
+      const int shift = p.exponent - layout.base;
+      const int word = shift / 64, bit = shift % 64;
+      out[word] = p.mantissa << bit;
+      if (bit != 0 && word + 1 < words) out[word + 1] = p.mantissa >> (64 - bit);
+      if (p.negative) negate(out, words);
     }
-    if (p.mantissa == 0) continue;
-    const int shift = p.exponent - layout.base;  // >= 0: base is the lowest bit of all
-    const int word = shift / 64, bit = shift % 64;
-    out[word] = p.mantissa << bit;
-    if (bit != 0 && word + 1 < layout.words) out[word + 1] = p.mantissa >> (64 - bit);
-    if (p.negative) negate(out, layout.words);
   }
 }
 
@@ -189,42 +224,115 @@ void add_integers(const void* a, const void* b, void* out, std::size_t n, const 
   const auto* x = static_cast<const Word*>(a);
   const auto* y = static_cast<const Word*>(b);
   auto* z = static_cast<Word*>(out);
-  const int stride = layout.stride();
   const std::size_t values = n * static_cast<std::size_t>(layout.values);
+  if (layout.words == 2 && layout.plain()) {
+    for (std::size_t i = 0; i < 2 * values; i += 2) {
+      Wide u, w;
+      std::memcpy(&u, x + i, sizeof u);
+      std::memcpy(&w, y + i, sizeof w);
+      u += w;
+      std::memcpy(z + i, &u, sizeof u);
+    }
+    return;
+  }
+  const int stride = layout.stride();
   for (std::size_t i = 0; i < values; ++i, x += stride, y += stride, z += stride) {
     Word carry = 0;
     for (int k = 0; k < layout.words; ++k) {
-      const unsigned __int128 sum = static_cast<unsigned __int128>(x[k]) + y[k] + carry;
+      const Wide sum = Wide{x[k]} + y[k] + carry;
       z[k] = static_cast<Word>(sum);
       carry = static_cast<Word>(sum >> 64);
     }
-    if (layout.counted) z[layout.words] = x[layout.words] + y[layout.words];
+    for (int k = layout.words; k < stride; ++k) z[k] = x[k] + y[k];
   }
 }
 
-bool bit_at(const Word* m, int i) { return ((m[i / 64] >> (i % 64)) & 1) != 0; }
-
-bool any_bit_below(const Word* m, int i) {
-  const int word = i / 64, bit = i % 64;
-  for (int k = 0; k < word; ++k) {
-    if (m[k] != 0) return true;
+// What rounding needs of a magnitude: its 64 bits from bit `cut` up (cut
+// > 0), the bit below them, whether any bit lies below that, and its low
+// word. One form in a 128-bit register, one over words.
+struct WideMagnitude {
+  Word hi, lo;
+  // Selects rather than 128-bit shifts, which branch on the amount (cut
+  // varies with every value's exponent).
+  Word from(int cut) const {
+    const int bit = cut & 63;
+    const Word low_part = (lo >> bit) | ((hi << 1) << (63 - bit));
+    return cut >= 64 ? hi >> bit : low_part;
   }
-  return bit != 0 && (m[word] & ((Word{1} << bit) - 1)) != 0;
-}
+  bool half(int cut) const {
+    const int c = cut - 1;
+    return (((c >= 64 ? hi : lo) >> (c & 63)) & 1) != 0;
+  }
+  bool sticky(int cut) const {
+    const int c = cut - 1;
+    const Word mask = (Word{1} << (c & 63)) - 1;
+    return (c >= 64 ? (lo | (hi & mask)) : (lo & mask)) != 0;
+  }
+  Word low() const { return lo; }
+};
 
-// The 64 bits of m from bit i up.
-Word bits_from(const Word* m, int words, int i) {
-  const int word = i / 64, bit = i % 64;
-  Word v = m[word] >> bit;
-  if (bit != 0 && word + 1 < words) v |= m[word + 1] << (64 - bit);
-  return v;
-}
+struct LongMagnitude {
+  const Word* m;
+  int words;
+  Word from(int cut) const {
+    const int word = cut / 64, bit = cut % 64;
+    Word v = m[word] >> bit;
+    if (bit != 0 && word + 1 < words) v |= m[word + 1] << (64 - bit);
+    return v;
+  }
+  bool half(int cut) const { return ((m[(cut - 1) / 64] >> ((cut - 1) % 64)) & 1) != 0; }
+  bool sticky(int cut) const {
+    const int word = (cut - 1) / 64, bit = (cut - 1) % 64;
+    for (int k = 0; k < word; ++k) {
+      if (m[k] != 0) return true;
+    }
+    return bit != 0 && (m[word] & ((Word{1} << bit) - 1)) != 0;
+  }
+  Word low() const { return m[0]; }
+};
 
-template <class F>
-F from_integer(const Word* w, const Layout& layout) {
+// ±magnitude × 2^base rounded to F, to nearest, ties to even; `top` is the
+// magnitude's highest set bit. The bits are put together by hand: the
+// kept mantissa, with its leading bit, added to the exponent field minus
+// one, so that a rounding carry moves into the exponent (or to ∞) by itself.
+template <class F, class Magnitude>
+[[gnu::always_inline]] inline F rounded(const Magnitude& magnitude, int top, int base, bool negative) {
   using Fm = Format<F>;
+  using Bits = typename Fm::Bits;
+  constexpr int digits = Fm::digits;
+  const int leading = base + top;  // the exponent of the leading bit
+  if (leading > Fm::bias) {
+    return negative ? -std::numeric_limits<F>::infinity() : std::numeric_limits<F>::infinity();
+  }
+  // The lowest bit kept: `digits` below the top, but none below the
+  // smallest subnormal.
+  const int normal_cut = top - (digits - 1);
+  const int cut = std::max(normal_cut, Fm::lowest - base);
+  Word kept;
+  if (cut > 0) {
+    kept = magnitude.from(cut);
+    // Without branches: the round bit is a coin toss for most data.
+    kept += static_cast<Word>(magnitude.half(cut) & (magnitude.sticky(cut) | ((kept & 1) != 0)));
+  } else {
+    kept = magnitude.low() << -cut;
+  }
+  Bits bits = static_cast<Bits>(kept);
+  if (cut == normal_cut) bits += static_cast<Bits>(leading + Fm::bias - 1) << (digits - 1);
+  if (negative) bits |= Bits{1} << (sizeof(Bits) * CHAR_BIT - 1);
+  return std::bit_cast<F>(bits);
+}
+
+// An exact zero: −0.0 when every value was −0.0, as IEEE addition gives.
+template <class F>
+F zero(const Word* w, const Layout& layout) {
+  return layout.zero_signs && w[layout.zero_word()] == 0 ? -F(0) : F(0);
+}
+
+template <class F, int Words>
+F from_integer(const Word* w, const Layout& layout) {
+  const int words = Words > 0 ? Words : layout.words;
   if (layout.counted) {
-    const Word counts = w[layout.words];
+    const Word counts = w[words];
     const bool plus = (counts & kCountMask) != 0;
     const bool minus = ((counts >> kCountBits) & kCountMask) != 0;
     if ((counts >> (2 * kCountBits)) != 0 || (plus && minus)) {
@@ -233,37 +341,55 @@ F from_integer(const Word* w, const Layout& layout) {
     if (plus) return std::numeric_limits<F>::infinity();
     if (minus) return -std::numeric_limits<F>::infinity();
   }
-  const int words = layout.words;
-  std::array<Word, kMaxWords> magnitude;
-  std::copy(w, w + words, magnitude.begin());
-  const bool negative = (magnitude[words - 1] >> 63) != 0;
-  if (negative) negate(magnitude.data(), words);
-  int top_word = words - 1;
-  while (top_word >= 0 && magnitude[top_word] == 0) --top_word;
-  if (top_word < 0) return F(0);
-  const int top = top_word * 64 + 63 - std::countl_zero(magnitude[top_word]);
-  // The lowest bit the result keeps: `digits` bits below the top, but none
-  // below the smallest subnormal.
-  const int cut = std::max(top - (Fm::digits - 1), Fm::lowest - layout.base);
-  Word kept = magnitude[0];
-  int exponent = layout.base;
-  if (cut > 0) {
-    kept = bits_from(magnitude.data(), words, cut);
-    if (bit_at(magnitude.data(), cut - 1) &&
-        (any_bit_below(magnitude.data(), cut - 1) || (kept & 1) != 0)) {
-      ++kept;  // may reach 2^digits: still exact in F
+  const bool negative = (w[words - 1] >> 63) != 0;
+  if constexpr (Words == 1 || Words == 2) {
+    Wide x = w[0];
+    if constexpr (Words == 2) {
+      x |= Wide{w[1]} << 64;
+    } else if (negative) {
+      x |= ~Wide{0} << 64;  // sign-extended
     }
-    exponent += cut;
+    if (negative) x = -x;
+    const Word high = static_cast<Word>(x >> 64), low = static_cast<Word>(x);
+    if (x == 0) return zero<F>(w, layout);
+    const int top = high != 0 ? 127 - std::countl_zero(high) : 63 - std::countl_zero(low);
+    return rounded<F>(WideMagnitude{high, low}, top, layout.base, negative);
+  } else {
+    std::array<Word, kMaxWords> magnitude;
+    std::copy(w, w + words, magnitude.begin());
+    if (negative) negate(magnitude.data(), words);
+    int top_word = words - 1;
+    while (top_word >= 0 && magnitude[top_word] == 0) --top_word;
+    if (top_word < 0) return zero<F>(w, layout);
+    const int top = top_word * 64 + 63 - std::countl_zero(magnitude[top_word]);
+    return rounded<F>(LongMagnitude{magnitude.data(), words}, top, layout.base, negative);
   }
-  // kept has at most `digits` + 1 bits, so both steps are exact but for an
-  // overflow to ±∞, which is IEEE's rounding too.
-  const F result = std::ldexp(static_cast<F>(kept), exponent);
-  return negative ? -result : result;
+}
+
+template <class F, int Words>
+void from_integers(const Word* w, std::size_t n, const Layout& layout, F* out) {
+  for (std::size_t i = 0; i < n; ++i, w += layout.stride()) {
+    out[i] = from_integer<F, Words>(w, layout);
+  }
+}
+
+// The conversions, compiled apart for the common word counts.
+template <class F>
+void convert_in(const F* v, std::size_t n, const Layout& layout, Word* out) {
+  switch (layout.words) {
+    case 1: to_integers<F, 1>(v, n, layout, out); break;
+    case 2: to_integers<F, 2>(v, n, layout, out); break;
+    default: to_integers<F, 0>(v, n, layout, out); break;
+  }
 }
 
 template <class F>
-void from_integers(const Word* w, std::size_t n, const Layout& layout, F* out) {
-  for (std::size_t i = 0; i < n; ++i, w += layout.stride()) out[i] = from_integer<F>(w, layout);
+void convert_out(const Word* w, std::size_t n, const Layout& layout, F* out) {
+  switch (layout.words) {
+    case 1: from_integers<F, 1>(w, n, layout, out); break;
+    case 2: from_integers<F, 2>(w, n, layout, out); break;
+    default: from_integers<F, 0>(w, n, layout, out); break;
+  }
 }
 
 template <class F>
@@ -298,7 +424,7 @@ void run_exact_sum(MemberState& me, const Call& call, int values) {
   auto* ints_in = static_cast<Word*>(me.scratch(3, std::max<std::size_t>(in_values, 1) * stride_bytes));
   auto* ints_out =
       out_values > 0 ? static_cast<Word*>(me.scratch(4, out_values * stride_bytes)) : nullptr;
-  to_integers(static_cast<const F*>(call.in), in_values, layout, ints_in);
+  convert_in(static_cast<const F*>(call.in), in_values, layout, ints_in);
 
   Call sum = call;
   sum.in = ints_in;
@@ -310,7 +436,27 @@ void run_exact_sum(MemberState& me, const Call& call, int values) {
   sum.options = &plain;
   sum.step = &step;
   execute_call(me, sum);
-  from_integers(ints_out, out_values, layout, static_cast<F*>(call.out));
+  convert_out(ints_out, out_values, layout, static_cast<F*>(call.out));
+}
+
+// A team of one or two members: every result is one value or one IEEE
+// addition of two, which is already the correctly rounded sum (overflow,
+// infinities, NaN and the sign of zero included): the ordinary collective.
+void run_pair_sum(MemberState& me, const Call& call) {
+  CollectiveOptions plain = *call.options;
+  plain.reproducibility = Reproducibility::run_to_run;
+  Call sum = call;
+  sum.options = &plain;
+  execute_call(me, sum);
+}
+
+template <class F>
+void run_exact(MemberState& me, const Call& call, int values) {
+  if (me.team.total_members <= 2) {
+    run_pair_sum(me, call);
+  } else {
+    run_exact_sum<F>(me, call, values);
+  }
 }
 
 }  // namespace
@@ -326,10 +472,10 @@ bool exact_sum_applies(const ErasedOp& op) {
 
 void execute_exact_sum(MemberState& me, const Call& call) {
   const std::type_info& t = *call.op.type;
-  if (t == typeid(double)) return run_exact_sum<double>(me, call, 1);
-  if (t == typeid(std::complex<double>)) return run_exact_sum<double>(me, call, 2);
-  if (t == typeid(float)) return run_exact_sum<float>(me, call, 1);
-  run_exact_sum<float>(me, call, 2);
+  if (t == typeid(double)) return run_exact<double>(me, call, 1);
+  if (t == typeid(std::complex<double>)) return run_exact<double>(me, call, 2);
+  if (t == typeid(float)) return run_exact<float>(me, call, 1);
+  run_exact<float>(me, call, 2);
 }
 
 }  // namespace hreduce::detail

@@ -199,6 +199,50 @@ TEST_CASE("exact sums equal the correctly rounded sum on every collective",
   }
 }
 
+TEST_CASE("exact sums are correctly rounded in every integer width", "[engine][reproducibility][exact]") {
+  // The conversions are compiled apart for one word, two words and more:
+  // inputs that need each, and one with subnormals that needs 34.
+  struct Data {
+    const char* what;
+    double (*value)(int, std::size_t);
+  };
+  const std::vector<Data> data = {
+      {"small integers (1 word)", [](int m, std::size_t i) {
+         return static_cast<double>(static_cast<long>((m * 7919 + i * 104729) % 2001) - 1000);
+       }},
+      {"ten binades (2 words)", [](int m, std::size_t i) {
+         int e = 0;
+         return std::ldexp(std::frexp(test::spread(m, i), &e), static_cast<int>((m + i) % 10));
+       }},
+      {"120 binades (4 words)", test::spread},
+      {"subnormals beside large values (34 words)", [](int m, std::size_t i) {
+         return (m + i) % 3 == 0 ? test::spread(m, i) * 0x1p900
+                                 : test::spread(m, i) * 0x1p-1000;
+       }},
+  };
+  const int members = 7;
+  Team team = team_of(members);
+  const std::size_t n = 300;
+  for (const Data& d : data) {
+    INFO(d.what);
+    std::vector<std::vector<double>> x(members, std::vector<double>(n)), y = x;
+    for (int m = 0; m < members; ++m) {
+      for (std::size_t i = 0; i < n; ++i) x[m][i] = d.value(m, i);
+    }
+    team.run([&](Member& m) {
+      m.scan(x[m.rank()].data(), y[m.rank()].data(), n, op::sum, level(Reproducibility::exact));
+    });
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<double> values;
+      for (int m = 0; m < members; ++m) {
+        values.push_back(x[m][i]);
+        INFO("member " << m << " element " << i);
+        REQUIRE(same_bits(y[m][i], test::correctly_rounded_sum(values)));
+      }
+    }
+  }
+}
+
 TEST_CASE("exact sums give the same bits for the same multiset on any team size and order",
           "[engine][reproducibility][exact]") {
   // 3 values per element with a wide exponent spread; larger teams hold them
@@ -260,8 +304,12 @@ TEST_CASE("exact sums of adversarial inputs", "[engine][reproducibility][exact]"
       {"minus infinity", {-inf, 1.0}, -inf},
       {"both infinities give NaN", {inf, -inf}, nan},
       {"NaN anywhere gives NaN", {1.0, nan, inf}, nan},
-      {"an exact zero is +0", {-0.0, -0.0}, 0.0},
+      {"-0 + -0 is -0, as in IEEE", {-0.0, -0.0}, -0.0},
+      {"-0 + -0 + -0 is -0 on the integer path", {-0.0, -0.0, -0.0}, -0.0},
+      {"-0 + +0 is +0", {-0.0, 0.0, -0.0}, 0.0},
       {"cancelling values give +0", {-3.5, 3.5}, 0.0},
+      {"cancelling values give +0 beside -0", {-3.5, -0.0, 3.5}, 0.0},
+      {"three infinities", {inf, inf, 2.0}, inf},
   };
   for (const Case& k : cases) {
     INFO(k.what);
