@@ -21,6 +21,11 @@ std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step);
 // --collectives (default: all), for both faces; throws Error naming a bad one.
 std::vector<detail::compare::Collective> chosen_collectives(const Args& args);
 
+// --reproducibility (default: none), for both faces: the levels other than
+// run_to_run, each once, in the order given; hreduce runs at each of them
+// beside its plain (run_to_run) calls. Throws ArgumentError naming a bad one.
+std::vector<Reproducibility> chosen_levels(const Args& args);
+
 // Both return the process's exit status: non-zero when a result was wrong.
 // With MPI, every process of MPI_COMM_WORLD calls run_mpi_bench; only rank 0
 // prints and writes --json and --plot.

@@ -2,9 +2,11 @@
 // then runs the comparison (hreduce against OpenMP, oneTBB and the limit
 // kernel, interleaved) or, with --mpi, hreduce against MPI's own collectives
 // over MPI processes.
+#include <algorithm>
 #include <cstdio>
 #include <initializer_list>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -57,7 +59,32 @@ void reject_options(const Args& args, std::initializer_list<const char*> names,
   }
 }
 
+[[noreturn]] void bad_level(const std::string& got) {
+  throw ArgumentError("hreduce bench: --reproducibility wants " +
+                      detail::enum_names_text(detail::kReproducibilityNames) +
+                      " (several: comma-separated), got '" + got + "'");
+}
+
 }  // namespace
+
+std::vector<Reproducibility> chosen_levels(const Args& args) {
+  const auto list = args.get("--reproducibility");
+  if (!list) return {};
+  std::vector<Reproducibility> levels;
+  bool named_any = false;
+  std::stringstream names(*list);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (name.empty()) continue;
+    const auto level = parse_reproducibility(name);
+    if (!level) bad_level(name);
+    named_any = true;
+    // run_to_run is what plain hreduce measures already.
+    if (*level == Reproducibility::run_to_run) continue;
+    if (std::find(levels.begin(), levels.end(), *level) == levels.end()) levels.push_back(*level);
+  }
+  if (!named_any) bad_level(*list);
+  return levels;
+}
 
 std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step) {
   std::vector<std::size_t> sizes;
@@ -70,7 +97,8 @@ int bench_command(const std::vector<std::string>& argv) {
   std::set<std::string> valued = machine_valued_options();
   valued.insert({"--max-bytes", "--min-time-ms", "--step", "--algorithm", "--tree",
                  "--tree-max-bytes", "--chunk-bytes", "--json", "--plot", "--implementations",
-                 "--collectives", "--types", "--settle-us", "--node-chunk-bytes"});
+                 "--collectives", "--types", "--settle-us", "--node-chunk-bytes",
+                 "--reproducibility"});
   const Args args("hreduce bench", argv,
                   {"--mpi", "--no-shared-memory", "--zero-copy", "--no-run-ahead"}, valued);
   if (args.has("--mpi")) {
@@ -80,6 +108,7 @@ int bench_command(const std::vector<std::string>& argv) {
     reject_options(args, {"--node-chunk-bytes", "--no-shared-memory", "--zero-copy"},
                    " needs --mpi");
   }
+  chosen_levels(args);  // a bad level fails before MPI starts and the team is built
   const MpiSession mpi(args.has("--mpi"));
   const MachineChoice choice = choose_machine("hreduce bench", args);
   const std::size_t max_bytes =

@@ -5,10 +5,14 @@
 // on the same buffers and the same pinned cores. Each row gives hreduce's
 // median and, per baseline, baseline time / hreduce time: above 1 means
 // hreduce is faster; against the limit it is the fraction of the least
-// possible memory traffic's speed that hreduce reaches.
+// possible memory traffic's speed that hreduce reaches. With
+// --reproducibility, hreduce also runs at each named level (per-call
+// options) in the same rounds, and the row gives that time and its ratio to
+// hreduce's own, so a level's cost is read off at every size.
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -92,26 +96,62 @@ std::vector<cmp::Case> chosen_cases(const Args& args, const std::vector<std::siz
   return cases;
 }
 
-void print_header(const std::vector<cmp::Implementation>& implementations) {
+// The level columns' headers: "[L] us" and "[L]/hreduce".
+std::string level_time_header(Reproducibility level) {
+  return "[" + std::string(to_string(level)) + "] us";
+}
+std::string level_ratio_header(Reproducibility level) {
+  return "[" + std::string(to_string(level)) + "]/hreduce";
+}
+
+void print_header(const std::vector<cmp::Implementation>& implementations,
+                  const std::vector<Reproducibility>& levels) {
   std::printf("%-21s %-10s %8s %11s %8s %7s", "collective", "type", "bytes", "hreduce us",
               "GB/s", "spread");
+  for (Reproducibility level : levels) {
+    std::printf(" %11s %11s", level_time_header(level).c_str(), level_ratio_header(level).c_str());
+  }
   for (std::size_t i = 1; i < implementations.size(); ++i) {
     std::printf(" %16s", (std::string("×") + std::string(cmp::name_of(implementations[i]))).c_str());
   }
   std::printf("  check\n");
 }
 
+const cmp::Record* record_named(const cmp::CaseResult& result, const std::string& name) {
+  for (const cmp::Record& r : result.records) {
+    if (r.implementation == name) return &r;
+  }
+  return nullptr;
+}
+
+// Each level's time and its ratio to hreduce's (run_to_run); "-" where the
+// level was skipped for this case.
+void print_level_cells(const cmp::CaseResult& result, const std::vector<Reproducibility>& levels) {
+  const cmp::Record& ours = result.records.front();
+  for (Reproducibility level : levels) {
+    const int time_width =
+        static_cast<int>(std::max<std::size_t>(11, level_time_header(level).size()));
+    const int ratio_width =
+        static_cast<int>(std::max<std::size_t>(11, level_ratio_header(level).size()));
+    if (const cmp::Record* at = record_named(result, cmp::hreduce_at_level_name(level))) {
+      std::printf(" %*.2f %*.2f", time_width, at->median_seconds * 1e6, ratio_width,
+                  at->median_seconds / ours.median_seconds);
+    } else {
+      std::printf(" %*s %*s", time_width, "-", ratio_width, "-");
+    }
+  }
+}
+
 void print_row(const cmp::Case& c, const cmp::CaseResult& result,
-               const std::vector<cmp::Implementation>& implementations) {
+               const std::vector<cmp::Implementation>& implementations,
+               const std::vector<Reproducibility>& levels) {
   const cmp::Record& ours = result.records.front();
   std::printf("%-21s %-10s %8s %11.2f %8.2f %6.0f%%", ours.collective.c_str(), c.type.c_str(),
               cmp::human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6, ours.gbps,
               ours.spread * 100);
+  print_level_cells(result, levels);
   for (std::size_t i = 1; i < implementations.size(); ++i) {
-    const cmp::Record* theirs = nullptr;
-    for (const cmp::Record& r : result.records) {
-      if (r.implementation == cmp::name_of(implementations[i])) theirs = &r;
-    }
+    const cmp::Record* theirs = record_named(result, std::string(cmp::name_of(implementations[i])));
     if (theirs) {
       std::printf(" %15.2f", theirs->median_seconds / ours.median_seconds);
     } else {
@@ -125,6 +165,16 @@ void print_row(const cmp::Case& c, const cmp::CaseResult& result,
   }
   std::printf("  %s\n", check.c_str());
   std::fflush(stdout);
+}
+
+// Why a level's cells are "-": once per collective and type, under its first row.
+void print_skip_notes(const cmp::Case& c, const cmp::CaseResult& result,
+                      std::set<std::string>& noted) {
+  for (const std::string& skipped : result.skipped) {
+    const std::string note =
+        std::string(cmp::name_of(c.collective)) + " " + c.type + ": " + skipped;
+    if (noted.insert(note).second) std::printf("  note: %s (skipped)\n", note.c_str());
+  }
 }
 
 double memcpy_gbps(std::size_t bytes) {
@@ -145,6 +195,7 @@ int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>&
                    double min_seconds) {
   const auto implementations = chosen_implementations(args);
   const auto cases = chosen_cases(args, sizes);
+  const auto levels = chosen_levels(args);
   // Unwritable output paths fail now, not after minutes of measuring.
   if (auto path = args.get("--json")) cmp::write_json(*path, {});
   if (auto path = args.get("--plot")) cmp::write_svg(*path, {}, "hreduce bench");
@@ -155,17 +206,24 @@ int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>&
               memcpy_gbps(sizes.back()), cmp::human_bytes(sizes.back()).c_str());
   std::printf("columns ×baseline: baseline time / hreduce time (> 1: hreduce faster; ×limit: "
               "fraction of the least-traffic kernel's speed)\n");
-  print_header(implementations);
+  if (!levels.empty()) {
+    std::printf(
+        "columns [L]: hreduce with per-call reproducibility = L, sampled in turn with the "
+        "rest; [L]/hreduce: its time / hreduce's (run_to_run) time (> 1: what L costs)\n");
+  }
+  print_header(implementations, levels);
   std::vector<cmp::Record> records;
   bool all_right = true;
+  std::set<std::string> noted;
   ProgressBar progress(static_cast<int>(cases.size()));
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const cmp::Case& c = cases[k];
     progress.show(static_cast<int>(k), std::string(cmp::name_of(c.collective)) + " " + c.type +
                                            " " + cmp::human_bytes(c.bytes_per_member));
-    cmp::CaseResult result = cmp::measure_case(team, c, implementations, sampling);
+    cmp::CaseResult result = cmp::measure_case(team, c, implementations, sampling, levels);
     progress.clear();
-    print_row(c, result, implementations);
+    print_row(c, result, implementations, levels);
+    print_skip_notes(c, result, noted);
     all_right &= result.wrong.empty();
     records.insert(records.end(), result.records.begin(), result.records.end());
   }

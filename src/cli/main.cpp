@@ -38,6 +38,10 @@ bench options:
   --plot FILE.svg    plot GB/s against size, one panel per collective and type
   --settle-us U      idle time before each sample (default 10000): other runtimes'
                      threads stop spinning
+  --reproducibility L  also run hreduce at each level L (shape_independent, exact;
+                     comma-separated) with per-call options, in turn with the rest, and
+                     give its time and its ratio to hreduce's run_to_run time per row;
+                     exact only where the op is sum on double (else skipped, with a note)
   --mpi              hreduce against MPI_Reduce, MPI_Allreduce, ... on a team over
                      MPI_COMM_WORLD (run under mpirun), interleaved; --members then
                      counts threads per process (default 1); takes --collectives,

@@ -12,6 +12,10 @@
 // the slowest process's time so that all take the same decisions. hreduce
 // and MPI take turns sample by sample with the same batch, so drift hits
 // both alike; the medians are reported.
+//
+// With --reproducibility, hreduce also runs at each named level (per-call
+// options), verified and sampled in the same turns, and each row gives that
+// time and its ratio to hreduce's run_to_run time.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,6 +34,7 @@
 #include "src/cli/bench.hpp"
 #include "src/compare/problem.hpp"
 #include "src/compare/record.hpp"
+#include "src/compare/runner.hpp"
 #include "src/compare/sampling.hpp"
 #include "src/compare/text_output.hpp"
 
@@ -80,18 +85,18 @@ struct Buffers {
 };
 
 // One member's call; n is the element count per member (the block size m
-// for reduce_scatter_block, whose input is m·p).
-void call(Member& m, Collective kind, Buffers& b, std::size_t n) {
+// for reduce_scatter_block, whose input is m·p). No `options`: the team's.
+void call(Member& m, Collective kind, Buffers& b, std::size_t n, detail::OptionsRef options) {
   const double* in = b.in[m.rank() - b.first].data();
   double* out = b.out[m.rank() - b.first].data();
   switch (kind) {
-    case Collective::reduce: m.reduce(in, out, n, op::sum, 0); break;
-    case Collective::allreduce: m.allreduce(in, out, n, op::sum); break;
+    case Collective::reduce: m.reduce(in, out, n, op::sum, 0, options); break;
+    case Collective::allreduce: m.allreduce(in, out, n, op::sum, options); break;
     case Collective::reduce_scatter_block:
-      m.reduce_scatter_block(in, out, n / m.size(), op::sum);
+      m.reduce_scatter_block(in, out, n / m.size(), op::sum, options);
       break;
-    case Collective::scan: m.scan(in, out, n, op::sum); break;
-    case Collective::exscan: m.exscan(in, out, n, op::sum); break;
+    case Collective::scan: m.scan(in, out, n, op::sum, options); break;
+    case Collective::exscan: m.exscan(in, out, n, op::sum, options); break;
     case Collective::reduce_scatter: break;  // not compared (kCollectives)
   }
 }
@@ -153,10 +158,11 @@ double moved_bytes(Collective kind, int p, std::size_t n) {
   return in;
 }
 
-bool verify(Team& team, Collective kind, Buffers& b, std::size_t n) {
+bool verify(Team& team, Collective kind, Buffers& b, std::size_t n,
+            detail::OptionsRef options = {}) {
   const int p = team.size();
   for (auto& o : b.out) std::fill(o.begin(), o.end(), -1e300);
-  team.run([&](Member& m) { call(m, kind, b, n); });
+  team.run([&](Member& m) { call(m, kind, b, n, options); });
   const std::size_t block = n / p;
   for (int r = b.first; r < b.first + team.local_size(); ++r) {
     if (!cmp::has_output(kind, r)) continue;
@@ -194,12 +200,13 @@ double slowest(double seconds) {
   return max;
 }
 
-double hreduce_seconds(Team& team, Collective kind, Buffers& b, std::size_t n, int batch) {
+double hreduce_seconds(Team& team, Collective kind, Buffers& b, std::size_t n, int batch,
+                       detail::OptionsRef options) {
   double seconds = 0;
   team.run([&](Member& m) {
     m.barrier();
     const auto start = Clock::now();
-    for (int i = 0; i < batch; ++i) call(m, kind, b, n);
+    for (int i = 0; i < batch; ++i) call(m, kind, b, n, options);
     m.barrier();
     if (m.rank() == b.first) seconds = seconds_since(start);
   });
@@ -214,34 +221,34 @@ double mpi_seconds(MpiCall& mpi, int batch) {
   return slowest(seconds_since(start));
 }
 
-struct Medians {
-  cmp::Summary hreduce, mpi;
-};
-
-// Each function runs a batch of calls and returns the slowest process's
-// seconds, so every process leaves the loop at the same sample.
-Medians sample_in_turn(const std::function<double(int)>& hreduce,
-                       const std::function<double(int)>& mpi, double min_seconds) {
+// Each side runs a batch of calls and returns the slowest process's
+// seconds, so every process leaves the loop at the same sample. One summary
+// per side, in order.
+std::vector<cmp::Summary> sample_in_turn(const std::vector<std::function<double(int)>>& sides,
+                                         double min_seconds) {
   int batch = 1;
-  std::vector<double> ours, theirs;
+  std::vector<std::vector<double>> per_call(sides.size());
   const auto start = Clock::now();
   auto more = [&] {
-    return ours.size() < 5 || (slowest(seconds_since(start)) < min_seconds && ours.size() < 200);
+    const std::size_t taken = per_call.front().size();
+    return taken < 5 || (slowest(seconds_since(start)) < min_seconds && taken < 200);
   };
+  std::vector<double> seconds(sides.size());
   while (more()) {
-    const double h = hreduce(batch), m = mpi(batch);
-    // Grow the batch until the faster side's sample is long enough to time well.
-    if (std::min(h, m) < 1e-3 && batch < (1 << 20)) {
+    for (std::size_t i = 0; i < sides.size(); ++i) seconds[i] = sides[i](batch);
+    // Grow the batch until the fastest side's sample is long enough to time well.
+    if (*std::min_element(seconds.begin(), seconds.end()) < 1e-3 && batch < (1 << 20)) {
       batch *= 2;
       continue;
     }
-    ours.push_back(h / batch);
-    theirs.push_back(m / batch);
+    for (std::size_t i = 0; i < sides.size(); ++i) per_call[i].push_back(seconds[i] / batch);
   }
-  return {cmp::summarize(std::move(ours)), cmp::summarize(std::move(theirs))};
+  std::vector<cmp::Summary> summaries;
+  for (auto& samples : per_call) summaries.push_back(cmp::summarize(std::move(samples)));
+  return summaries;
 }
 
-cmp::Record record(Collective kind, const char* implementation, const cmp::Summary& s, int p,
+cmp::Record record(Collective kind, const std::string& implementation, const cmp::Summary& s, int p,
                    std::size_t n) {
   cmp::Record r;
   r.collective = name_of(kind);
@@ -257,39 +264,102 @@ cmp::Record record(Collective kind, const char* implementation, const cmp::Summa
 // One collective and size, measured on both sides.
 struct Row {
   cmp::Record hreduce, mpi;
+  std::vector<cmp::Record> levels;  // hreduce at each --reproducibility level, in order
   std::string path;   // hreduce's shared-memory path inside each process
   std::string check;  // "ok", or what differed
 };
 
+// The team's options but for the level: each level's calls differ from
+// plain hreduce's in nothing else.
+std::vector<CollectiveOptions> level_options(const Team& team,
+                                             const std::vector<Reproducibility>& levels) {
+  std::vector<CollectiveOptions> options;
+  for (Reproducibility level : levels) {
+    options.push_back(team.options().collectives);
+    options.back().reproducibility = level;
+  }
+  return options;
+}
+
+// The first side whose result differs (hreduce's, then each level's), or ok.
+std::string check_of(Team& team, Collective kind, MpiCall& mpi, Buffers& b, std::size_t n,
+                     const std::vector<Reproducibility>& levels,
+                     const std::vector<CollectiveOptions>& options) {
+  if (!everywhere(verify(team, kind, b, n))) return "WRONG (hreduce differs from the oracle)";
+  if (!everywhere(mpi_agrees(team, kind, mpi, b))) {
+    return "WRONG (MPI_Allreduce differs from hreduce)";
+  }
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    if (!everywhere(verify(team, kind, b, n, options[i]))) {
+      return "WRONG (" + cmp::hreduce_at_level_name(levels[i]) + " differs from the oracle)";
+    }
+  }
+  return "ok";
+}
+
 Row measure(Team& team, Collective kind, std::size_t bytes, double min_seconds,
-            const SharedPool* pool) {
+            const SharedPool* pool, const std::vector<Reproducibility>& levels) {
   const int p = team.size();
   const std::size_t n = cmp::element_count<double>(kind, p, bytes);
   Buffers b(team, n, pool);
   MpiCall mpi(kind, b, n);
-  const bool right = everywhere(verify(team, kind, b, n));
-  const bool agrees = everywhere(mpi_agrees(team, kind, mpi, b));
-  const Medians medians = sample_in_turn(
-      [&](int batch) { return hreduce_seconds(team, kind, b, n, batch); },
-      [&](int batch) { return mpi_seconds(mpi, batch); }, min_seconds);
-  return {record(kind, "hreduce", medians.hreduce, p, n), record(kind, "mpi", medians.mpi, p, n),
+  const std::vector<CollectiveOptions> options = level_options(team, levels);
+  const std::string check = check_of(team, kind, mpi, b, n, levels, options);
+  std::vector<std::function<double(int)>> sides = {
+      [&](int batch) { return hreduce_seconds(team, kind, b, n, batch, {}); },
+      [&](int batch) { return mpi_seconds(mpi, batch); }};
+  for (const CollectiveOptions& o : options) {
+    sides.push_back([&](int batch) { return hreduce_seconds(team, kind, b, n, batch, o); });
+  }
+  const std::vector<cmp::Summary> summaries = sample_in_turn(sides, min_seconds);
+  Row row{record(kind, "hreduce", summaries[0], p, n),
+          record(kind, "mpi", summaries[1], p, n),
+          {},
           std::string(team.local_path(kind, n * sizeof(double))),
-          !right    ? "WRONG (hreduce differs from the oracle)"
-          : !agrees ? "WRONG (MPI_Allreduce differs from hreduce)"
-                    : "ok"};
+          check};
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    row.levels.push_back(
+        record(kind, cmp::hreduce_at_level_name(levels[i]), summaries[2 + i], p, n));
+  }
+  return row;
 }
 
-void print_header() {
-  std::printf("%-22s %14s %12s %12s %12s %10s %10s  %s\n", "collective", "bytes/member",
-              "hreduce us", "mpi us", "mpi/hreduce", "GB/s", "path", "check");
+// Each level's columns, "[L] us" and "[L]/hreduce", at least 12 wide.
+std::vector<std::string> level_headers(const std::vector<Reproducibility>& levels) {
+  std::vector<std::string> headers;
+  for (Reproducibility level : levels) {
+    const std::string name(to_string(level));
+    headers.push_back("[" + name + "] us");
+    headers.push_back("[" + name + "]/hreduce");
+  }
+  return headers;
 }
 
-void print_row(const Row& row) {
+int column_width(const std::string& header) {
+  return static_cast<int>(std::max<std::size_t>(12, header.size()));
+}
+
+void print_header(const std::vector<Reproducibility>& levels) {
+  std::printf("%-22s %14s %12s %12s %12s", "collective", "bytes/member", "hreduce us", "mpi us",
+              "mpi/hreduce");
+  for (const std::string& header : level_headers(levels)) {
+    std::printf(" %*s", column_width(header), header.c_str());
+  }
+  std::printf(" %10s %10s  %s\n", "GB/s", "path", "check");
+}
+
+void print_row(const Row& row, const std::vector<Reproducibility>& levels) {
   const cmp::Record& ours = row.hreduce;
-  std::printf("%-22s %14s %12.2f %12.2f %12.2f %10.2f %10s  %s\n", ours.collective.c_str(),
+  std::printf("%-22s %14s %12.2f %12.2f %12.2f", ours.collective.c_str(),
               cmp::human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6,
-              row.mpi.median_seconds * 1e6, row.mpi.median_seconds / ours.median_seconds,
-              ours.gbps, row.path.c_str(), row.check.c_str());
+              row.mpi.median_seconds * 1e6, row.mpi.median_seconds / ours.median_seconds);
+  const std::vector<std::string> headers = level_headers(levels);
+  for (std::size_t i = 0; i < row.levels.size(); ++i) {
+    const double seconds = row.levels[i].median_seconds;
+    std::printf(" %*.2f %*.2f", column_width(headers[2 * i]), seconds * 1e6,
+                column_width(headers[2 * i + 1]), seconds / ours.median_seconds);
+  }
+  std::printf(" %10.2f %10s  %s\n", ours.gbps, row.path.c_str(), row.check.c_str());
   std::fflush(stdout);
 }
 
@@ -323,6 +393,7 @@ bool write_reports(bool speaker, const Args& args, const std::vector<cmp::Record
 int run_mpi_bench(Team& team, const Args& args, const std::vector<std::size_t>& sizes,
                   double min_seconds) {
   const std::vector<Collective> collectives = chosen_collectives(args);
+  const std::vector<Reproducibility> levels = chosen_levels(args);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const bool speaker = rank == 0;
@@ -341,7 +412,12 @@ int run_mpi_bench(Team& team, const Args& args, const std::vector<std::size_t>& 
                     ? "from Team::allocate (the node's processes read and write them in place)"
                     : "private (copied through the node's staging chunks)");
     std::printf("mpi/hreduce: MPI's time / hreduce's time (> 1: hreduce faster)\n");
-    print_header();
+    if (!levels.empty()) {
+      std::printf(
+          "[L]: hreduce with per-call reproducibility = L, sampled in turn with the rest; "
+          "[L]/hreduce: its time / hreduce's (run_to_run) time (> 1: what L costs)\n");
+    }
+    print_header(levels);
   }
   std::vector<cmp::Record> records;
   bool all_ok = true;
@@ -357,10 +433,11 @@ int run_mpi_bench(Team& team, const Args& args, const std::vector<std::size_t>& 
   }
   for (Collective kind : collectives) {
     for (std::size_t bytes : sizes) {
-      const Row row = measure(team, kind, bytes, min_seconds, pool ? &*pool : nullptr);
-      if (speaker) print_row(row);
+      const Row row = measure(team, kind, bytes, min_seconds, pool ? &*pool : nullptr, levels);
+      if (speaker) print_row(row, levels);
       all_ok &= row.check == "ok";
       records.insert(records.end(), {row.hreduce, row.mpi});
+      records.insert(records.end(), row.levels.begin(), row.levels.end());
     }
   }
   if (!write_reports(speaker, args, records, title)) return 1;

@@ -22,6 +22,8 @@ struct Case {
 struct CaseResult {
   std::vector<Record> records;       // one per implementation measured
   std::vector<std::string> wrong;    // implementations whose result differed from the oracle
+  // Levels hreduce cannot give this case, each "hreduce[L]: why" (not measured).
+  std::vector<std::string> skipped;
 };
 
 // Element types a case may name, and whether `type` is one (throws Error
@@ -31,8 +33,13 @@ void check_type(const std::string& type);
 
 // `team` supplies the members (one process), their placement and the
 // threads hreduce and the limit run on. Implementations that do not have
-// the collective are skipped.
-CaseResult measure_case(Team& team, const Case& c, const std::vector<Implementation>& implementations,
-                        const SamplingOptions& sampling);
+// the collective are skipped. Each of `levels` (other than run_to_run) adds
+// hreduce with per-call options at that level, named hreduce_at_level_name,
+// right after plain hreduce and sampled in the same rounds; a level hreduce
+// cannot give this case's type and op is listed in CaseResult::skipped.
+CaseResult measure_case(Team& team, const Case& c,
+                        const std::vector<Implementation>& implementations,
+                        const SamplingOptions& sampling,
+                        const std::vector<Reproducibility>& levels = {});
 
 }  // namespace hreduce::detail::compare

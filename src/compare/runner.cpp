@@ -20,6 +20,10 @@ std::string_view name_of(Implementation implementation) {
   return "?";
 }
 
+std::string hreduce_at_level_name(Reproducibility level) {
+  return "hreduce[" + std::string(to_string(level)) + "]";
+}
+
 bool implements(Implementation implementation, Collective collective) {
   if (implementation != Implementation::openmp_reduction) return true;
   return collective == Collective::reduce || collective == Collective::allreduce;

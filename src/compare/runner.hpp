@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "hreduce/team.hpp"
@@ -17,6 +18,10 @@ inline constexpr Implementation kImplementations[] = {
     Implementation::tbb, Implementation::limit};
 
 std::string_view name_of(Implementation implementation);
+
+// The name of hreduce run at a reproducibility level other than the team's
+// (run_to_run), in tables and records: "hreduce[exact]".
+std::string hreduce_at_level_name(Reproducibility level);
 
 // OpenMP's array-section reduction exists for reduce and allreduce only.
 bool implements(Implementation implementation, Collective collective);
@@ -37,6 +42,11 @@ std::unique_ptr<Runner> make_runner(Implementation implementation, Team& team, P
 
 template <class T>
 std::unique_ptr<Runner> make_hreduce_runner(Team& team, Problem<T>& problem);
+// hreduce with `options` passed to every call (the plain runner passes none,
+// so it measures the team's defaults exactly as a user's call would).
+template <class T>
+std::unique_ptr<Runner> make_hreduce_runner(Team& team, Problem<T>& problem,
+                                            const CollectiveOptions& options);
 template <class T>
 std::unique_ptr<Runner> make_openmp_reduction_runner(Team& team, Problem<T>& problem);
 template <class T>

@@ -2,7 +2,8 @@
 # `hreduce bench` comparison mode end to end: a short run over every
 # collective must print an "ok" row per case, write a JSON file with a record
 # per case × implementation and an SVG with a panel per (collective, type);
-# bad options must fail with a message that names what was wrong.
+# --reproducibility must add each level's time and ratio to hreduce's; bad
+# options must fail with a message that names what was wrong.
 #
 # bench_cli_test.sh [HREDUCE_BINARY]  (default: the runfiles' //:hreduce)
 set -uo pipefail
@@ -175,6 +176,98 @@ else
   done
 fi
 
+# --- Reproducibility levels -----------------------------------------------------
+# hreduce at each level gets a time and a ratio column per row; exact, which
+# is op::sum on floating types only, is "-" on the int32 and MINLOC rows,
+# with a note.
+
+levels_json="${tmp}/levels.json"
+levels_out="${tmp}/levels.out"
+"${hreduce}" bench --members 2 --max-bytes 64 --min-time-ms 1 --settle-us 0 \
+  --collectives allreduce --implementations hreduce,limit \
+  --reproducibility shape_independent,exact --json "${levels_json}" >"${levels_out}" 2>"${err}"
+rc=$?
+echo "--- hreduce bench --reproducibility shape_independent,exact (exit ${rc}):"
+cat "${levels_out}"
+echo "---"
+[[ ${rc} -eq 0 ]] || fail "bench --reproducibility exited ${rc}"
+header='^collective .* \[shape_independent\] us +\[shape_independent\]/hreduce +\[exact\] us +\[exact\]/hreduce +×limit +check$'
+grep -qE "${header}" "${levels_out}" || fail "the header lacks the level columns"
+grep -q "^columns \[L\]: hreduce with per-call reproducibility = L" "${levels_out}" ||
+  fail "no line says what the level columns are"
+# Fields: collective, type, size and unit, hreduce us, GB/s, spread, then
+# [shape_independent] us and ratio ($8, $9), [exact] us and ratio ($10, $11).
+level_rows=$(grep -cE '^allreduce ' "${levels_out}")
+[[ ${level_rows} -eq 6 ]] || fail "${level_rows} allreduce rows, want 6 (3 types × 2 sizes)"
+number='^[0-9]+[.][0-9][0-9]$'
+bad=$(grep -E '^allreduce ' "${levels_out}" |
+  awk -v n="${number}" '$8 !~ n || $9 !~ n || $NF != "ok"' | wc -l)
+[[ ${bad} -eq 0 ]] || fail "${bad} row(s) without a shape_independent time and ratio, or not ok"
+bad=$(grep -E '^allreduce +double ' "${levels_out}" | awk -v n="${number}" '$10 !~ n || $11 !~ n' | wc -l)
+[[ ${bad} -eq 0 ]] || fail "${bad} double row(s) without an exact time and ratio"
+bad=$(grep -E '^allreduce +(int32|double_int) ' "${levels_out}" | awk '$10 != "-" || $11 != "-"' | wc -l)
+[[ ${bad} -eq 0 ]] || fail "${bad} int32 or MINLOC row(s) with an exact time"
+for t in int32 double_int; do
+  n=$(grep -cF "  note: allreduce ${t}: hreduce[exact]: exact is op::sum on floating types only" \
+    "${levels_out}")
+  [[ ${n} -eq 1 ]] || fail "${n} notes that exact is skipped for ${t}, want 1"
+done
+if [[ -n "${python}" ]]; then
+  # Each printed ratio is the level's median over hreduce's, from the JSON.
+  if ! "${python}" - "${levels_json}" "${levels_out}" <<'EOF'
+import json, sys
+records = json.load(open(sys.argv[1]))
+median = {(r["type"], r["bytes_per_member"], r["implementation"]): r["median_seconds"]
+          for r in records}
+problems = []
+for line in open(sys.argv[2]):
+    f = line.split()
+    if not f or f[0] != "allreduce":
+        continue
+    t, size = f[1], int(f[2])  # every size is in B at --max-bytes 64
+    for level, column in (("shape_independent", 8), ("exact", 10)):
+        key = (t, size, "hreduce[" + level + "]")
+        if key not in median:
+            if f[column] != "-" or t == "double":
+                problems.append(f"no JSON record for {key}")
+            continue
+        want = median[key] / median[(t, size, "hreduce")]
+        if abs(float(f[column]) - want) > 0.006 * max(1, want):
+            problems.append(f"{key}: ratio {f[column]}, the JSON gives {want:.4f}")
+for p in problems:
+    print("FAIL:", p)
+sys.exit(1 if problems else 0)
+EOF
+  then
+    fail "the level ratios do not match the JSON records"
+  fi
+fi
+# run_to_run is plain hreduce: no columns of its own.
+"${hreduce}" bench --members 2 --max-bytes 8 --min-time-ms 1 --settle-us 0 \
+  --collectives allreduce --types double --implementations hreduce \
+  --reproducibility run_to_run >"${levels_out}" 2>&1 || fail "bench --reproducibility run_to_run failed"
+grep -q '\[run_to_run\]' "${levels_out}" && fail "run_to_run got columns of its own"
+
+# With --mpi (one process: Open MPI starts as a singleton), next to MPI's time.
+mpi_json="${tmp}/levels_mpi.json"
+"${hreduce}" bench --mpi --max-bytes 64 --min-time-ms 1 --collectives allreduce,scan \
+  --reproducibility exact --json "${mpi_json}" >"${levels_out}" 2>&1
+rc=$?
+echo "--- hreduce bench --mpi --reproducibility exact (exit ${rc}):"
+cat "${levels_out}"
+echo "---"
+[[ ${rc} -eq 0 ]] || fail "bench --mpi --reproducibility exited ${rc}"
+grep -qE '^collective .* mpi/hreduce +\[exact\] us +\[exact\]/hreduce +GB/s' "${levels_out}" ||
+  fail "the --mpi header lacks the level columns"
+# Fields: collective, size and unit, hreduce us, mpi us, mpi/hreduce, [exact] us and ratio ($7, $8).
+bad=$(grep -E '^(allreduce|scan) ' "${levels_out}" |
+  awk -v n="${number}" '$7 !~ n || $8 !~ n || $NF != "ok"' | wc -l)
+rows=$(grep -cE '^(allreduce|scan) ' "${levels_out}")
+[[ ${rows} -eq 4 && ${bad} -eq 0 ]] ||
+  fail "--mpi: ${rows} rows (want 4), ${bad} without an exact time and ratio, or not ok"
+n=$(grep -o '"implementation": "hreduce\[exact\]"' "${mpi_json}" | wc -l)
+[[ ${n} -eq 4 ]] || fail "--mpi: ${n} JSON records of hreduce[exact], want 4"
+
 # --- Usage on request -----------------------------------------------------------
 for command in "bench --help" "topo --help" "bench -h" "help"; do
   # shellcheck disable=SC2086
@@ -238,6 +331,18 @@ expect_error "/nonexistent-dir/x.json" --collectives reduce --max-bytes 8 \
   --json /nonexistent-dir/x.json
 expect_error "/nonexistent-dir/p.svg" --collectives reduce --max-bytes 8 \
   --plot /nonexistent-dir/p.svg
+expect_error "--reproducibility wants run_to_run, shape_independent or exact (several: comma-separated), got 'bitwise'" \
+  --reproducibility shape_independent,bitwise
+expect_error "--reproducibility wants run_to_run, shape_independent or exact" --reproducibility ,
+# With --mpi too, and before MPI starts (expect_error's --settle-us does not go with --mpi).
+if "${hreduce}" bench --mpi --reproducibility bogus >"${tmp}/bad.out" 2>"${tmp}/bad.err"; then
+  fail "'bench --mpi --reproducibility bogus' exited 0"
+elif ! grep -qF -- "--reproducibility wants run_to_run, shape_independent or exact (several: comma-separated), got 'bogus'" "${tmp}/bad.err"; then
+  fail "'bench --mpi --reproducibility bogus': no message naming the option and the level"
+  cat "${tmp}/bad.err"
+else
+  echo "ok: 'bench --mpi --reproducibility bogus' fails with: $(head -1 "${tmp}/bad.err")"
+fi
 # --mpi initialises MPI; outside mpirun Open MPI starts as a singleton.
 rm -f "${tmp}/x"
 expect_error "does not go with --mpi" --mpi --types double --json x

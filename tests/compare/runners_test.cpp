@@ -490,6 +490,54 @@ TEST_CASE("measure_case refuses an unknown element type, naming it", "[compare][
   CHECK_THROWS_AS(hreduce::detail::compare::check_type("complex"), hreduce::Error);
 }
 
+TEST_CASE("measure_case adds hreduce at each level after plain hreduce, exact on double only",
+          "[compare][measure][reproducibility]") {
+  using hreduce::Reproducibility;
+  hreduce::Team team = make_team(3);
+  const std::string type = GENERATE(as<std::string>{}, "double", "int32", "double_int");
+  const Collective c = GENERATE(Collective::allreduce, Collective::scan);
+  INFO(name_of(c) << " " << type);
+
+  Case k;
+  k.collective = c;
+  k.type = type;
+  k.bytes_per_member = 1000;
+  // run_to_run is plain hreduce: it adds nothing.
+  const std::vector<Reproducibility> levels = {
+      Reproducibility::run_to_run, Reproducibility::shape_independent, Reproducibility::exact};
+  const CaseResult result = measure_case(team, k, {Implementation::hreduce, Implementation::limit},
+                                         tiny_sampling(), levels);
+  CHECK(result.wrong.empty());
+
+  std::vector<std::string> want = {"hreduce", "hreduce[shape_independent]"};
+  if (type == "double") {
+    want.push_back("hreduce[exact]");
+    CHECK(result.skipped.empty());
+  } else {
+    REQUIRE(result.skipped.size() == 1);
+    CHECK_THAT(result.skipped.front(), Catch::StartsWith("hreduce[exact]: "));
+    CHECK_THAT(result.skipped.front(), Catch::Contains(type));
+  }
+  want.push_back("limit");
+  REQUIRE(result.records.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const Record& r = result.records[i];
+    INFO("record " << i);
+    CHECK(r.implementation == want[i]);
+    CHECK(r.type == type);
+    CHECK(r.bytes_per_member == result.records.front().bytes_per_member);
+    CHECK(r.median_seconds > 0);
+    CHECK(r.samples == 3);
+  }
+}
+
+TEST_CASE("hreduce_at_level_name names the level in brackets", "[compare][reproducibility]") {
+  using hreduce::Reproducibility;
+  using hreduce::detail::compare::hreduce_at_level_name;
+  CHECK(hreduce_at_level_name(Reproducibility::exact) == "hreduce[exact]");
+  CHECK(hreduce_at_level_name(Reproducibility::shape_independent) == "hreduce[shape_independent]");
+}
+
 TEST_CASE("summarize gives the median and quartiles of unsorted samples", "[compare][sampling]") {
   SECTION("odd count") {
     const Summary s = summarize({5.0, 1.0, 3.0});
