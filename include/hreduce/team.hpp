@@ -284,8 +284,12 @@ class Team {
   // spanning several nodes, or processes of one node without shared memory,
   // cannot be resynchronised (UnusableTeamError): build a new one.
   void resynchronize();
-  // Which algorithms a collective of this size would run, and why.
+  // Which algorithms a collective of this size would run, and why, and the
+  // reproducibility level it delivers: with the team's default options, or
+  // with `options` as a call would pass them.
   std::string explain(Collective collective, std::size_t bytes_per_member) const;
+  std::string explain(Collective collective, std::size_t bytes_per_member,
+                      const CollectiveOptions& options) const;
   // The shared-memory path inside each process alone: "mailbox", "tree" or
   // "sliced", for a predefined op with the team's default options (a user
   // op goes sliced where this says mailbox).

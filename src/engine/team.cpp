@@ -83,34 +83,62 @@ detail::CollectiveKind kind_of(Collective collective) {
 }
 
 // The path execute_local() takes for `kind`, asking the functions it asks,
-// about a call of a predefined op with the team's default options.
+// about a call of a predefined op with `options`.
 std::string_view local_path_of(const detail::TeamState& team, detail::CollectiveKind kind,
-                               std::size_t bytes_per_member) {
+                               std::size_t bytes_per_member, const CollectiveOptions& options) {
   detail::Call call;
   call.kind = kind;
   call.count = bytes_per_member;
   call.op.elem_size = 1;
   call.op.may_throw = false;
-  call.options = &team.options.collectives;
+  call.options = &options;
   if (detail::wants_tree(call, team.size())) return "tree";
   if (detail::wants_mailbox(call, team, bytes_per_member)) return "mailbox";
   return "sliced";
 }
 
+// What a level promises, in a line.
+std::string level_text(const CollectiveOptions& options, int members) {
+  std::string text = "reproducibility " + std::string(to_string(options.reproducibility)) + ": ";
+  switch (options.reproducibility) {
+    case Reproducibility::run_to_run:
+      return text + "the same bits for the same layout, options and inputs";
+    case Reproducibility::shape_independent:
+      return text + "the left fold in rank order over " + std::to_string(members) +
+             " members, whatever their layout";
+    case Reproducibility::exact:
+      return text + "for op::sum on floating types, the correctly rounded sum" +
+             (members <= 2 ? " (one IEEE addition: two members)"
+                           : " (an allreduce agrees on a grid, then sums over integers)") +
+             "; other ops are refused";
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string_view Team::local_path(Collective collective, std::size_t bytes_per_member) const {
-  return local_path_of(*state_, kind_of(collective), bytes_per_member);
+  return local_path_of(*state_, kind_of(collective), bytes_per_member,
+                       state_->options.collectives);
 }
 
 std::string Team::explain(Collective collective, std::size_t bytes_per_member) const {
+  return explain(collective, bytes_per_member, state_->options.collectives);
+}
+
+std::string Team::explain(Collective collective, std::size_t bytes_per_member,
+                          const CollectiveOptions& options) const {
   const detail::CollectiveKind kind = kind_of(collective);
-  std::string path(local_path_of(*state_, kind, bytes_per_member));
+  if (!detail::options_valid(options)) {
+    throw ArgumentError("Team::explain: " + detail::options_problem(options));
+  }
+  std::string path(local_path_of(*state_, kind, bytes_per_member, options));
   if (path == "mailbox") path += " (a user op goes sliced)";
   const std::string local =
       "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
-  if (!state_->group) return std::string(to_string(collective)) + ": " + local;
-  return state_->group->explain(kind, bytes_per_member, true) + "; " + local;
+  const std::string level = "; " + level_text(options, size());
+  if (!state_->group) return std::string(to_string(collective)) + ": " + local + level;
+  return state_->group->explain(kind, bytes_per_member, true) + "; " + local + level;
 }
 
 const Topology& Team::topology() const { return state_->topology; }

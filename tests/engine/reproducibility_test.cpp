@@ -402,3 +402,21 @@ TEST_CASE("an exact sum with a bad argument fails on every member, in step",
     CHECK(results[r] == 3.0);
   }
 }
+
+TEST_CASE("explain says which level a call delivers", "[engine][reproducibility]") {
+  Team eight = team_of(8);
+  CHECK_THAT(eight.explain(Collective::allreduce, 8),
+             Catch::Contains("tree") && Catch::Contains("reproducibility run_to_run"));
+  const std::string shape =
+      eight.explain(Collective::allreduce, 8, level(Reproducibility::shape_independent));
+  CHECK_THAT(shape, !Catch::Contains("tree") &&
+                        Catch::Contains("reproducibility shape_independent: the left fold in "
+                                        "rank order over 8 members"));
+  CHECK_THAT(eight.explain(Collective::scan, 1 << 20, level(Reproducibility::exact)),
+             Catch::Contains("correctly rounded sum (an allreduce agrees on a grid"));
+  CHECK_THAT(team_of(2).explain(Collective::scan, 8, level(Reproducibility::exact)),
+             Catch::Contains("one IEEE addition"));
+  CollectiveOptions bad;
+  bad.reproducibility = static_cast<Reproducibility>(9);
+  CHECK_THROWS_AS(eight.explain(Collective::reduce, 8, bad), ArgumentError);
+}
