@@ -15,6 +15,7 @@
 #include "src/transport/mpi_channel.hpp"
 #include "tests/engine/families.hpp"
 #include "tests/engine/harness.hpp"
+#include "tests/support/exact_oracle.hpp"
 
 using namespace hreduce;
 using namespace hreduce::test;
@@ -339,4 +340,42 @@ TEST_CASE("a team over MPI moves into a unique_ptr and keeps working", "[mpi]") 
     m.allreduce(&in, &out[m.rank() - moved.member(0).rank()], 1, op::sum);
   });
   for (long got : out) CHECK(got == static_cast<long>(p) * (p + 1) / 2);
+}
+
+TEST_CASE("reproducibility levels hold across MPI processes", "[mpi][reproducibility]") {
+  Team team = make_team(0);  // uneven threads per process
+  const int p = team.size(), first = team.member(0).rank();
+  const auto fam = family<double>("double sum", op::sum, spread);
+  for (std::size_t n : {std::size_t{1}, std::size_t{64}, std::size_t{5000}}) {
+    for (Collective c : all_collectives()) {
+      INFO(name_of(c) << " n " << n);
+      // shape_independent: the left fold in rank order, which CollectiveCheck's
+      // sequential oracle computes.
+      CollectiveOptions shape;
+      shape.reproducibility = Reproducibility::shape_independent;
+      CollectiveCheck<decltype(fam)> folded(fam, c, p, n, false, p - 1);
+      team.run([&](Member& m) { folded.run(m, shape); });
+      CHECK(everywhere(folded.verify(first, first + team.local_size()).empty()));
+    }
+    // exact: the correctly rounded sum of each element's values.
+    CollectiveOptions exact;
+    exact.reproducibility = Reproducibility::exact;
+    std::vector<std::vector<double>> in(team.local_size(), std::vector<double>(n)), out = in;
+    for (int t = 0; t < team.local_size(); ++t) {
+      for (std::size_t i = 0; i < n; ++i) in[t][i] = spread(first + t, i);
+    }
+    team.run([&](Member& m) {
+      m.scan(in[m.rank() - first].data(), out[m.rank() - first].data(), n, op::sum, exact);
+    });
+    bool ok = true;
+    for (int t = 0; t < team.local_size(); ++t) {
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<double> values;
+        for (int q = 0; q <= first + t; ++q) values.push_back(spread(q, i));
+        const double want = correctly_rounded_sum(values);
+        ok &= std::memcmp(&out[t][i], &want, sizeof want) == 0;
+      }
+    }
+    CHECK(everywhere(ok));
+  }
 }
