@@ -318,7 +318,8 @@ class HybridCall {
       const std::string high = called(s.sig_max_process, s.kind_max, s.count_max, s.root_max);
       const bool alike = low.substr(low.find(" called")) == high.substr(high.find(" called"));
       fail(std::string(to_string(call_.kind)) + ": processes disagree on the call: " + low + ", " +
-           high + (alike ? " (they differ in the element type, op, counts or reproducibility)" : ""));
+           high +
+           (alike ? " (they differ in the element type, op, counts or reproducibility)" : ""));
     }
     return failure_.empty();
   }
@@ -1018,8 +1019,7 @@ class HybridCall {
   // reduced onto the leader's `out` (reduce kinds) or scanned with the
   // process's total at `total` (scan kinds).
   void local_fold(const void* head, std::size_t n, void* out, void* total) {
-    const bool scans =
-        call_.kind == CollectiveKind::scan || call_.kind == CollectiveKind::exscan;
+    const bool scans = call_.kind == CollectiveKind::scan || call_.kind == CollectiveKind::exscan;
     Call c = base(scans ? call_.kind : CollectiveKind::reduce);
     c.count = n;
     c.counts = nullptr;
@@ -1044,7 +1044,7 @@ class HybridCall {
       if (failure_.empty() && guard_.failed) {
         chain_failure_ = marked(ErrorKind::op, std::string("the op threw: ") + guard_.message);
       }
-      step_.relayed_failure = !failure_.empty()       ? failure_.c_str()
+      step_.relayed_failure = !failure_.empty()         ? failure_.c_str()
                               : !chain_failure_.empty() ? chain_failure_.c_str()
                                                         : nullptr;
     }

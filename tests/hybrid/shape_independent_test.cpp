@@ -185,8 +185,8 @@ void check_call(Member& m, const Op& op, const Case& c, Collective collective, i
   double* o = in_place ? in.data() : out.data();
   const double* expected = nullptr;
   std::size_t expect_n = 0;
-  std::string label = where + " " + std::string(to_string(collective)) + " n=" +
-                      std::to_string(c.n) + (in_place ? " in place" : "") + " member " +
+  std::string label = where + " " + std::string(to_string(collective)) +
+                      " n=" + std::to_string(c.n) + (in_place ? " in place" : "") + " member " +
                       std::to_string(r);
   try {
     switch (collective) {
