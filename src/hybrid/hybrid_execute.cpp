@@ -23,6 +23,11 @@
 // words, the leaders finish their message pattern regardless (the op is
 // wrapped so it stops combining instead of throwing), and step 3 rethrows the
 // same message on every member of every process.
+//
+// Reproducibility shape_independent (options.hpp) wants the left fold in
+// team rank order, which combining per-process partials breaks (2 × 2
+// members give (x0 ∘ x1) ∘ (x2 ∘ x3)). Such calls take a chain over the
+// processes instead, with or without the node level: see left_fold() below.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -143,6 +148,11 @@ class HybridCall {
   }
 
   void run() {
+    if (wants_left_fold()) {
+      check_arguments();
+      left_fold();
+      return;
+    }
     if (group_.node() != nullptr && alone_on_one_node()) return;
     check_arguments();
     if (group_.node() != nullptr) {
@@ -252,6 +262,9 @@ class HybridCall {
     if (call_.kind == CollectiveKind::reduce_scatter && problem_.empty()) {
       for (int r = 0; r < total(); ++r) h = mix(h, call_.counts[r]);
     }
+    // It picks the path (left_fold()): processes that differ must fail
+    // together, not wait for each other on different paths.
+    h = mix(h, static_cast<std::uint64_t>(call_.options->reproducibility));
     return h;
   }
 
@@ -310,7 +323,8 @@ class HybridCall {
       const std::string high = called(s.sig_max_process, s.kind_max, s.count_max, s.root_max);
       const bool alike = low.substr(low.find(" called")) == high.substr(high.find(" called"));
       fail(std::string(to_string(call_.kind)) + ": processes disagree on the call: " + low + ", " +
-           high + (alike ? " (they differ in the element type, op or counts)" : ""));
+           high +
+           (alike ? " (they differ in the element type, op, counts or reproducibility)" : ""));
     }
     return failure_.empty();
   }
@@ -946,6 +960,236 @@ class HybridCall {
     finish_copy(nullptr, nullptr, 0, 0);
   }
 
+  // --- Reproducibility shape_independent: the left fold in team rank order,
+  // whatever the layout. A process's members are consecutive team ranks
+  // first_k .. last_k, so the processes form a chain in rank order:
+  //
+  //   leader k receives C_k = x_0 ∘ … ∘ x_{first_k - 1} (left fold) from
+  //   leader k-1 and hands its members C_k ∘ x_first_k as the leader's
+  //   input; the engine's local reduce or scan folds in rank order
+  //   (sliced.cpp), so it yields C_{k+1} = ((C_k ∘ x_first_k) ∘ …) ∘ x_last_k,
+  //   which leader k sends on to leader k+1.
+  //
+  // Then allreduce and reduce_scatter broadcast the last process's total to
+  // every leader (reduce_scatter carries the whole vector, each member takes
+  // its block), reduce sends it to the root's process, and scan / exscan
+  // already hold their answers (exscan: the leader of process k > 0 takes
+  // C_k). The chain runs over messages on the channel that connects all
+  // processes, also between processes of one node where the node level
+  // exists (it only checks agreement then): simple, and the bits cannot
+  // depend on the node level's chunking. The cost: latency linear in the
+  // number of processes, and no overlap between processes — process k
+  // starts folding only once k-1 has finished.
+  //
+  // Steps: a local step that only checks the arguments; the leaders agree
+  // (as every other path does first, so that a process calling with another
+  // level fails with the others); the chain with the local fold; for a user
+  // op a status round (an op that threw anywhere); a final local step that
+  // hands out the results and any failure, the same text on every member.
+
+  bool wants_left_fold() const {
+    return call_.options->reproducibility == Reproducibility::shape_independent &&
+           call_.kind != CollectiveKind::barrier;
+  }
+
+  // Leaders: do all processes make the same call, and did any fail so far?
+  // The same answer on every process.
+  bool agree_everywhere(std::size_t count) {
+    if (group_.node() == nullptr) {
+      over_messages([&] { agree(count); });
+    } else {
+      on_node([&] { return node().agree(node_info(count, local_failure_)); });
+      between_nodes(count, nullptr, 0, [](const ErasedOp&) {});
+    }
+    return failure_.empty();
+  }
+
+  // Leaders, after the data moved: whether a user op threw anywhere.
+  void left_fold_status_round() {
+    if (!call_.op.may_throw || !failure_.empty()) return;
+    const std::string here =
+        guard_.failed ? marked(ErrorKind::op, std::string("the op threw: ") + guard_.message)
+                      : local_failure_;
+    if (group_.node() != nullptr) {
+      node_status_round(here);
+    } else {
+      over_messages([&] { fail_from(exchange(own_status(0, 0, here))); });
+    }
+  }
+
+  // The leader's input for the local fold: x_first itself on process 0,
+  // C_k ∘ x_first (received from the previous process) on the others.
+  const void* chain_head(std::size_t n) {
+    if (layout_.process == 0 || n == 0 || !failure_.empty()) return call_.in;
+    const std::size_t bytes = n * call_.op.elem_size;
+    carry_ = group_.workspace.get(kSlotCarry, bytes);
+    void* head = group_.workspace.get(kSlotHead, bytes);
+    over_messages([&] {
+      group_.channel().recv(layout_.process - 1, carry_, bytes, tags::left_fold_chain);
+      guarded_op_.apply(carry_, call_.in, head, n);
+    });
+    return head;
+  }
+
+  // The local fold: the members' inputs, the leader's replaced by `head`,
+  // reduced onto the leader's `out` (reduce kinds) or scanned with the
+  // process's total at `total` (scan kinds).
+  void local_fold(const void* head, std::size_t n, void* out, void* total) {
+    const bool scans = call_.kind == CollectiveKind::scan || call_.kind == CollectiveKind::exscan;
+    Call c = base(scans ? call_.kind : CollectiveKind::reduce);
+    c.count = n;
+    c.counts = nullptr;
+    if (call_.in == call_.out) c.in_size = SIZE_MAX;  // a whole vector, in reduce_scatter's
+    if (!scans) {
+      c.root = 0;
+      c.out = leader_ ? out : nullptr;
+      c.out_size = SIZE_MAX;
+    }
+    if (leader_ && head != call_.in) {
+      c.in = head;
+      c.in_size = SIZE_MAX;
+    }
+    // Whatever the user asked, the fold in rank order: the tree brackets
+    // by the machine (an explicit tree is refused with shape_independent).
+    fold_options_ = *call_.options;
+    fold_options_.algorithm = Algorithm::sliced;
+    c.options = &fold_options_;
+    step_.total_out = scans && leader_ ? total : nullptr;
+    if (leader_) {
+      // The op threw on C_k ∘ x_first: the members skip the fold.
+      if (failure_.empty() && guard_.failed) {
+        chain_failure_ = marked(ErrorKind::op, std::string("the op threw: ") + guard_.message);
+      }
+      step_.relayed_failure = !failure_.empty()         ? failure_.c_str()
+                              : !chain_failure_.empty() ? chain_failure_.c_str()
+                                                        : nullptr;
+    }
+    local(c);
+  }
+
+  // Leader: C_{k+1} (n elements at `total`) to the next process.
+  void chain_on(const void* total, std::size_t n) {
+    if (layout_.process + 1 == layout_.processes() || n == 0 || !failure_.empty()) return;
+    over_messages([&] {
+      group_.channel().send(layout_.process + 1, total, n * call_.op.elem_size,
+                            tags::left_fold_chain);
+    });
+  }
+
+  // Leader: the last process's `result` (bytes) to every process.
+  void broadcast_from_last(void* result, std::size_t bytes) {
+    if (bytes == 0 || !failure_.empty()) return;
+    over_messages([&] {
+      inter::binomial_broadcast(group_.channel(), result, bytes, layout_.processes() - 1);
+    });
+  }
+
+  void left_fold() {
+    switch (call_.kind) {
+      case CollectiveKind::allreduce: left_fold_allreduce(); break;
+      case CollectiveKind::reduce: left_fold_reduce(); break;
+      case CollectiveKind::scan:
+      case CollectiveKind::exscan: left_fold_scan(); break;
+      case CollectiveKind::reduce_scatter:
+      case CollectiveKind::reduce_scatter_block: left_fold_reduce_scatter(); break;
+      default: throw Error("hybrid: internal step called directly");
+    }
+  }
+
+  void left_fold_allreduce() {
+    const std::size_t n = problem_.empty() ? call_.count : 0;
+    Call checks = base(CollectiveKind::reduce);
+    checks.root = 0;
+    checks.out = leader_ ? call_.out : nullptr;
+    step_.checks_only = true;
+    local(checks);
+    const void* head = call_.in;
+    if (leader_ && agree_everywhere(n)) head = chain_head(n);
+    local_fold(head, n, call_.out, nullptr);
+    if (leader_) {
+      chain_on(call_.out, n);
+      broadcast_from_last(call_.out, n * call_.op.elem_size);
+      left_fold_status_round();
+    }
+    finish_copy(leader_ ? call_.out : nullptr, call_.out, 0, leader_ ? 0 : n);
+  }
+
+  void left_fold_reduce() {
+    const ReduceSteps r = reduce_onto_leader(problem_.empty() ? call_.count : 0, true);
+    const int last = layout_.processes() - 1;
+    const bool root_here = layout_.process == r.root_process;
+    // The root's process folds into the root's buffer; the others (and the
+    // root's, unless it is the last) forward their fold.
+    void* fold = nullptr;
+    const void* head = call_.in;
+    if (leader_) {
+      fold = root_here && layout_.process == last ? r.partial
+                                                  : group_.workspace.get(kSlotResult, r.bytes);
+      if (agree_everywhere(r.n)) head = chain_head(r.n);
+    }
+    local_fold(head, r.n, fold, nullptr);
+    if (leader_) {
+      chain_on(fold, r.n);
+      if (r.root_process != last && r.n > 0 && failure_.empty()) {
+        over_messages([&] {
+          if (layout_.process == last) {
+            group_.channel().send(r.root_process, fold, r.bytes, tags::left_fold_result);
+          } else if (root_here) {
+            group_.channel().recv(last, r.partial, r.bytes, tags::left_fold_result);
+          }
+        });
+      }
+      left_fold_status_round();
+    }
+    hand_to_root(r);
+  }
+
+  void left_fold_scan() {
+    const std::size_t n = problem_.empty() ? call_.count : 0;
+    const bool exclusive = call_.kind == CollectiveKind::exscan;
+    Call checks = base(call_.kind);
+    step_.checks_only = true;
+    local(checks);
+    const void* head = call_.in;
+    void* total = nullptr;
+    if (leader_) {
+      total = group_.workspace.get(kSlotPartial, n * call_.op.elem_size);
+      if (agree_everywhere(n)) head = chain_head(n);
+    }
+    local_fold(head, n, nullptr, total);
+    if (leader_) {
+      chain_on(total, n);
+      // The leader is local rank 0, which the local exscan leaves alone.
+      if (exclusive && layout_.process > 0 && n > 0 && failure_.empty()) {
+        std::memcpy(call_.out, carry_, n * call_.op.elem_size);
+      }
+      left_fold_status_round();
+    }
+    finish_copy(nullptr, nullptr, 0, 0);
+  }
+
+  void left_fold_reduce_scatter() {
+    std::size_t whole = 0, my_offset = 0, my_count = 0;
+    if (problem_.empty()) {
+      for (int r = 0; r < total(); ++r) {
+        if (r < me_.global_rank) my_offset += count_of(r);
+        whole += count_of(r);
+      }
+      my_count = count_of(me_.global_rank);
+    }
+    // The whole vector, as for allreduce, in the leader's workspace.
+    void* result = reduce_whole_onto_leader(whole, true);
+    const void* head = call_.in;
+    if (leader_ && agree_everywhere(whole)) head = chain_head(whole);
+    local_fold(head, whole, result, nullptr);
+    if (leader_) {
+      chain_on(result, whole);
+      broadcast_from_last(result, whole * call_.op.elem_size);
+      left_fold_status_round();
+    }
+    finish_copy(result, call_.out, my_offset, my_count);
+  }
+
   MemberState& me_;
   const Call& call_;
   ProcessStep step_;  // of the local step running now (base())
@@ -961,6 +1205,11 @@ class HybridCall {
   std::string problem_;        // this member's team-wide argument error
   std::string local_failure_;  // what step 1 threw here
   std::string failure_;        // leader: the failure every member must see
+  // Left-fold chain (leader): the fold received from the previous process,
+  // the op's failure on it, and the options of the local fold.
+  void* carry_ = nullptr;
+  std::string chain_failure_;
+  CollectiveOptions fold_options_;
 };
 
 }  // namespace

@@ -41,6 +41,11 @@ inline constexpr int hypercube_scan_step = 240;          // + k: exchange k
 inline constexpr int pairwise_reduce_scatter = 280;      // every step's block
 inline constexpr int reduce_then_scatter_reduce = 290;   // the whole vector to member 0
 inline constexpr int reduce_then_scatter_scatter = 291;  // each block to its owner
+// The hybrid layer's left-fold chain (reproducibility shape_independent,
+// src/hybrid/hybrid_execute.cpp): the fold so far from each process's leader
+// to the next; a reduce's result from the last process to the root's.
+inline constexpr int left_fold_chain = 300;
+inline constexpr int left_fold_result = 301;
 // execute_schedule callers (tests) may use any tag from here up to kTagBound.
 inline constexpr int first_free = 1000;
 
@@ -71,6 +76,8 @@ inline constexpr TagRange kTagRanges[] = {
     {pairwise_reduce_scatter, 1},
     {reduce_then_scatter_reduce, 1},
     {reduce_then_scatter_scatter, 1},
+    {left_fold_chain, 1},
+    {left_fold_result, 1},
     {first_free, kTagBound - first_free},
 };
 

@@ -24,8 +24,11 @@ inline constexpr int kSlotPartial = 8;      // reduce: a non-root leader's parti
 inline constexpr int kSlotResult = 9;       // scan: the process's prefix; reduce_scatter: its block
 inline constexpr int kSlotWithinNode = 10;  // scan over several nodes: the prefix inside the node
 inline constexpr int kSlotLowerNodes = 11;  // scan over several nodes: the lower nodes' total
+inline constexpr int kSlotCarry = 12;       // left-fold chain: the fold of the lower processes
+inline constexpr int kSlotHead = 13;        // left-fold chain: that fold ∘ the leader's input
 static_assert(kSlotReceive < kSlotKeep && kSlotKeep < kSlotPartial && kSlotPartial < kSlotResult &&
-                  kSlotResult < kSlotWithinNode && kSlotWithinNode < kSlotLowerNodes,
+                  kSlotResult < kSlotWithinNode && kSlotWithinNode < kSlotLowerNodes &&
+                  kSlotLowerNodes < kSlotCarry && kSlotCarry < kSlotHead,
               "every workspace slot has one user");
 
 class Workspace {
