@@ -138,6 +138,12 @@ std::string Team::explain(Collective collective, std::size_t bytes_per_member,
       "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
   const std::string level = "; " + level_text(options, size());
   if (!state_->group) return std::string(to_string(collective)) + ": " + local + level;
+  if (options.reproducibility == Reproducibility::shape_independent) {
+    // hybrid_execute.cpp's left_fold: no inter-process algorithm to pick.
+    return std::string(to_string(collective)) + ": " + std::to_string(processes()) +
+           " processes fold in turn, in rank order, each handing the next its fold by message; " +
+           local + level;
+  }
   return state_->group->explain(kind, bytes_per_member, true) + "; " + local + level;
 }
 

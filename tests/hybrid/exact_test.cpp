@@ -1,6 +1,7 @@
-// The exact level on teams spanning processes (in-memory channel): every
+// The levels on teams spanning processes (in-memory channel): for exact, every
 // layout, with and without the node level, gives the correctly rounded sum,
-// so the same bits as one process of threads.
+// so the same bits as one process of threads; explain names what a level
+// does there.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <vector>
@@ -113,4 +114,16 @@ TEST_CASE("an exact sum across processes with a bad argument fails everywhere, i
     CHECK_THAT(messages[r], Catch::Contains("reduce") && Catch::Contains("root 5 is outside 0..2"));
     CHECK(after[r] == 1.5);
   }
+}
+
+TEST_CASE("explain names the chain of a shape_independent call across processes",
+          "[hybrid][reproducibility]") {
+  World world({2, 1, 1});
+  CollectiveOptions shape;
+  shape.reproducibility = Reproducibility::shape_independent;
+  CHECK_THAT(world.team(1).explain(Collective::allreduce, 1 << 20, shape),
+             Catch::Contains("3 processes fold in turn, in rank order") &&
+                 Catch::Contains("the left fold in rank order over 4 members"));
+  CHECK_THAT(world.team(1).explain(Collective::allreduce, 1 << 20, exact()),
+             Catch::Contains("correctly rounded sum (an allreduce agrees on a grid"));
 }
