@@ -138,7 +138,8 @@ std::string Team::explain(Collective collective, std::size_t bytes_per_member,
       "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
   const std::string level = "; " + level_text(options, size());
   if (!state_->group) return std::string(to_string(collective)) + ": " + local + level;
-  if (options.reproducibility == Reproducibility::shape_independent) {
+  if (options.reproducibility == Reproducibility::shape_independent &&
+      state_->group->left_fold_by_chain()) {
     // hybrid_execute.cpp's left_fold: no inter-process algorithm to pick.
     return std::string(to_string(collective)) + ": " + std::to_string(processes()) +
            " processes fold in turn, in rank order, each handing the next its fold by message; " +

@@ -989,7 +989,7 @@ class HybridCall {
 
   bool wants_left_fold() const {
     return call_.options->reproducibility == Reproducibility::shape_independent &&
-           call_.kind != CollectiveKind::barrier;
+           call_.kind != CollectiveKind::barrier && group_.left_fold_by_chain();
   }
 
   // Leaders: do all processes make the same call, and did any fail so far?

@@ -208,6 +208,19 @@ Choice InterProcessGroup::choose(CollectiveKind kind, std::size_t bytes, bool co
   return choice;
 }
 
+// The node level folds the processes' partials in rank order (staged
+// chunks, node_group.hpp). When every process but the first holds one
+// member, those partials are the left fold's own terms, so the usual steps
+// give its bits without the chain; several nodes combine by algorithms that
+// bracket otherwise.
+bool InterProcessGroup::left_fold_by_chain() const {
+  if (node_ == nullptr || multi_node()) return true;
+  for (int k = 1; k < layout_.processes(); ++k) {
+    if (layout_.threads[k] != 1) return true;
+  }
+  return false;
+}
+
 std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, bool commutative) const {
   std::ostringstream text;
   const Choice choice = choose(kind, bytes, commutative);

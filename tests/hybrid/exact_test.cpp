@@ -118,12 +118,18 @@ TEST_CASE("an exact sum across processes with a bad argument fails everywhere, i
 
 TEST_CASE("explain names the chain of a shape_independent call across processes",
           "[hybrid][reproducibility]") {
-  World world({2, 1, 1});
   CollectiveOptions shape;
   shape.reproducibility = Reproducibility::shape_independent;
-  CHECK_THAT(world.team(1).explain(Collective::allreduce, 1 << 20, shape),
+  World chained({1, 2, 1});
+  CHECK_THAT(chained.team(1).explain(Collective::allreduce, 1 << 20, shape),
              Catch::Contains("3 processes fold in turn, in rank order") &&
                  Catch::Contains("the left fold in rank order over 4 members"));
-  CHECK_THAT(world.team(1).explain(Collective::allreduce, 1 << 20, exact()),
+  CHECK_THAT(chained.team(1).explain(Collective::allreduce, 1 << 20, exact()),
              Catch::Contains("correctly rounded sum (an allreduce agrees on a grid"));
+  // One member in every process after the first, on one node: the node
+  // level's rank-order fold is the left fold already, and no chain runs.
+  World single({2, 1, 1});
+  CHECK_THAT(single.team(1).explain(Collective::allreduce, 1 << 20, shape),
+             !Catch::Contains("fold in turn") &&
+                 Catch::Contains("the left fold in rank order over 4 members"));
 }
