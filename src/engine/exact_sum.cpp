@@ -139,19 +139,41 @@ struct Summary {
   std::int64_t negative_zero = 0;         // 1 when some value is −0.0
 };
 
+// Over the raw bits and without branches, so that it vectorises: the
+// exponent field alone bounds a value's bits, from its leading bit (field
+// − bias; a subnormal's field 0 counts as 1, above its leading bit) down to
+// its last mantissa bit (digits − 1 lower). Trailing zero bits are not
+// looked for: they could only narrow the grid.
 template <class F>
 void summarize(const F* v, std::size_t n, Summary& s) {
+  using Fm = Format<F>;
+  using Bits = typename Fm::Bits;
+  constexpr Bits kSign = Bits{1} << (sizeof(Bits) * CHAR_BIT - 1);
+  constexpr std::int32_t kMaxField = (1 << Fm::exponent_bits) - 1;
+  // Integers rather than bools throughout: GCC vectorises none of the loop
+  // when a reduction is a bool.
+  std::int32_t high = 0, low = kMaxField;  // fields of the finite non-zero values
+  std::int32_t not_finite = 0, negative_zero = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const Parts p = parts_of(v[i]);
-    if (!p.finite) {
-      s.not_finite = 1;
-    } else if (p.mantissa != 0) {
-      s.highest = std::max<std::int64_t>(s.highest, p.exponent + 63 - std::countl_zero(p.mantissa));
-      s.minus_lowest = std::max<std::int64_t>(s.minus_lowest, -p.exponent);
-    } else if (p.negative) {
-      s.negative_zero = 1;
-    }
+    Bits b;
+    std::memcpy(&b, v + i, sizeof b);
+    const auto field = static_cast<std::int32_t>((b >> (Fm::digits - 1)) & kMaxField);
+    const auto infinite_or_nan = static_cast<std::int32_t>(field == kMaxField);
+    const auto zero = static_cast<std::int32_t>((b & ~kSign) == 0);
+    const std::int32_t at_least_one = field | static_cast<std::int32_t>(field == 0);
+    const std::int32_t skip = infinite_or_nan | zero;
+    const std::int32_t h = skip != 0 ? 0 : at_least_one;
+    const std::int32_t l = skip != 0 ? kMaxField : at_least_one;
+    high = h > high ? h : high;
+    low = l < low ? l : low;
+    not_finite |= infinite_or_nan;
+    negative_zero |= static_cast<std::int32_t>(b == kSign);
   }
+  s.not_finite = std::max<std::int64_t>(s.not_finite, not_finite);
+  s.negative_zero = std::max<std::int64_t>(s.negative_zero, negative_zero);
+  if (high == 0) return;
+  s.highest = std::max<std::int64_t>(s.highest, high - Fm::bias);
+  s.minus_lowest = std::max<std::int64_t>(s.minus_lowest, -(low - Fm::bias - (Fm::digits - 1)));
 }
 
 Layout layout_of(const Summary& s, int values) {
@@ -179,6 +201,41 @@ using Wide = unsigned __int128;
 // The counts word of a value that is not finite.
 Word count_of(const Parts& p) {
   return p.mantissa != 0 ? kNotANumber : p.negative ? kMinusInfinity : kPlusInfinity;
+}
+
+// The common case, one or two words and every value finite and not −0:
+// from the raw bits, without branches, so that it vectorises (variable
+// shifts; a 128-bit shift by a varying amount would branch on "64 or
+// more", which random exponents mispredict).
+template <class F, int Words>
+void to_plain_integers(const F* v, std::size_t n, const Layout& layout, Word* out) {
+  using Fm = Format<F>;
+  using Bits = typename Fm::Bits;
+  constexpr std::int32_t kMaxField = (1 << Fm::exponent_bits) - 1;
+  constexpr Word kHidden = Word{1} << (Fm::digits - 1);
+  const int ulp_of_field_one = 1 - Fm::bias - (Fm::digits - 1) - layout.base;
+  for (std::size_t i = 0; i < n; ++i) {
+    Bits b;
+    std::memcpy(&b, v + i, sizeof b);
+    const auto field = static_cast<std::int32_t>((b >> (Fm::digits - 1)) & kMaxField);
+    const Word mantissa = (b & (kHidden - 1)) | (field != 0 ? kHidden : 0);
+    // >= 0 for every non-zero value; a zero's mantissa makes it moot.
+    const int shift = (field | static_cast<std::int32_t>(field == 0)) - 1 + ulp_of_field_one;
+    const int bit = shift & 63;
+    const bool high = shift >= 64;
+    Word lo = high ? 0 : mantissa << bit;
+    Word hi = high ? mantissa << bit : (mantissa >> 1) >> (63 - bit);
+    const bool negative = (b >> (sizeof(Bits) * CHAR_BIT - 1)) != 0;
+    if constexpr (Words == 1) {
+      out[i] = negative ? Word{0} - lo : lo;
+    } else {
+      const Word negated_hi = Word{0} - hi - static_cast<Word>(lo != 0);
+      hi = negative ? negated_hi : hi;
+      lo = negative ? Word{0} - lo : lo;
+      out[2 * i] = lo;
+      out[2 * i + 1] = hi;
+    }
+  }
 }
 
 // `Words` > 0: the layout has that many words per value, known when
@@ -376,6 +433,10 @@ void from_integers(const Word* w, std::size_t n, const Layout& layout, F* out) {
 // The conversions, compiled apart for the common word counts.
 template <class F>
 void convert_in(const F* v, std::size_t n, const Layout& layout, Word* out) {
+  if (layout.plain() && layout.words <= 2) {
+    if (layout.words == 1) return to_plain_integers<F, 1>(v, n, layout, out);
+    return to_plain_integers<F, 2>(v, n, layout, out);
+  }
   switch (layout.words) {
     case 1: to_integers<F, 1>(v, n, layout, out); break;
     case 2: to_integers<F, 2>(v, n, layout, out); break;

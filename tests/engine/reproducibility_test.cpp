@@ -201,13 +201,18 @@ TEST_CASE("exact sums equal the correctly rounded sum on every collective",
 
 TEST_CASE("exact sums are correctly rounded in every integer width", "[engine][reproducibility][exact]") {
   // The conversions are compiled apart for one word, two words and more:
-  // inputs that need each, and one with subnormals that needs 34.
+  // inputs that need each (the grid runs from the lowest value's last
+  // mantissa bit), and one with subnormals that needs 34.
   struct Data {
     const char* what;
     double (*value)(int, std::size_t);
   };
   const std::vector<Data> data = {
-      {"small integers (1 word)", [](int m, std::size_t i) {
+      {"subnormals only (1 word)", [](int m, std::size_t i) {
+         const auto k = static_cast<long>((m * 7919 + i * 104729) % 2001) - 1000;
+         return static_cast<double>(k) * std::numeric_limits<double>::denorm_min();
+       }},
+      {"small integers (2 words)", [](int m, std::size_t i) {
          return static_cast<double>(static_cast<long>((m * 7919 + i * 104729) % 2001) - 1000);
        }},
       {"ten binades (2 words)", [](int m, std::size_t i) {
