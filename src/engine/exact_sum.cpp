@@ -6,15 +6,16 @@
 // bracketing) adds them without error, and each receiving member rounds its
 // integers back once, to nearest, ties to even.
 //
-//   1. agree on the grid: an allreduce (max) of the highest and the lowest
-//      set bit over all values of all members, and whether any is NaN or ±∞;
+//   1. agree on the grid: an allreduce (max) of the highest leading bit and
+//      the lowest last mantissa bit that the values' exponents allow, over
+//      all values of all members, and whether any is NaN, ±∞ or −0;
 //   2. the user's collective over integers of W 64-bit words per value, W
 //      just large enough for the highest bit, 31 bits of headroom (2^31
 //      members cannot overflow it) and the sign;
 //   3. round back.
 //
-// W follows the data: doubles whose magnitudes lie within 2^10 of each
-// other need 2 words (16 B per double), the whole double range, from
+// W follows the data: doubles whose exponents lie within 43 binades of
+// each other need 2 words (16 B per double), the whole double range, from
 // 2^-1074 to 2^1023, 34. A binned sum (ReproBLAS) runs in one pass with a
 // fixed few words per value, but drops the bits below its window
 // (1e308 − 1e308 + 1e-300 gives 0 there), as a fixed-point sum with a chosen
@@ -219,7 +220,8 @@ void to_plain_integers(const F* v, std::size_t n, const Layout& layout, Word* ou
     std::memcpy(&b, v + i, sizeof b);
     const auto field = static_cast<std::int32_t>((b >> (Fm::digits - 1)) & kMaxField);
     const Word mantissa = (b & (kHidden - 1)) | (field != 0 ? kHidden : 0);
-    // >= 0 for every non-zero value; a zero's mantissa makes it moot.
+    // >= 0 for every non-zero value (base is the lowest last mantissa bit);
+    // a zero's mantissa makes it moot.
     const int shift = (field | static_cast<std::int32_t>(field == 0)) - 1 + ulp_of_field_one;
     const int bit = shift & 63;
     const bool high = shift >= 64;
@@ -251,7 +253,7 @@ void to_integers(const F* v, std::size_t n, const Layout& layout, Word* out) {
     if (layout.zero_signs) out[layout.zero_word()] = p.finite && p.mantissa == 0 && p.negative ? 0 : 1;
     const bool zero = !p.finite || p.mantissa == 0;
     if constexpr (Words == 1 || Words == 2) {
-      // shift >= 0: base is the lowest set bit of all values. Written with
+      // shift >= 0: base is at or below every value's lowest bit. Written with
       // 64-bit shifts and selects: a 128-bit shift by a varying amount
       // branches on "64 or more", which random exponents mispredict.
       const int shift = zero ? 0 : p.exponent - layout.base;
