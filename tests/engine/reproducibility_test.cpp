@@ -159,7 +159,9 @@ TEST_CASE("exact sums equal the correctly rounded sum on every collective",
           "[engine][reproducibility][exact]") {
   const int members = GENERATE(1, 2, 3, 5, 8);
   Team team = team_of(members);
-  for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{64}, std::size_t{1500}}) {
+  // 4500 doubles: an allreduce of 3 or more members rounds in blocks.
+  for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{64}, std::size_t{1500},
+                        std::size_t{4500}}) {
     for (Collective c : test::all_collectives()) {
       INFO(test::name_of(c) << " members " << members << " n " << n);
       const int root = members / 2;
@@ -337,7 +339,8 @@ TEST_CASE("exact sums of adversarial inputs", "[engine][reproducibility][exact]"
 TEST_CASE("exact sums of float and complex values", "[engine][reproducibility][exact]") {
   const int members = 5;
   Team team = team_of(members);
-  const std::size_t n = 100;
+  // Short, and long enough for an allreduce to round in blocks.
+  const std::size_t n = GENERATE(100, 9000);
   // Floats within 2^20 of each other: their exact sum fits a double, so a
   // double sum rounded once to float is the oracle.
   const auto value = [](int m, std::size_t i) {
@@ -348,7 +351,7 @@ TEST_CASE("exact sums of float and complex values", "[engine][reproducibility][e
   std::vector<std::vector<float>> fx(members, std::vector<float>(n)), fy = fx;
   std::vector<std::vector<std::complex<double>>> cx(members,
                                                     std::vector<std::complex<double>>(n)),
-      cy = cx;
+      cy = cx, cz = cx;
   std::vector<std::vector<std::complex<float>>> gx(members, std::vector<std::complex<float>>(n)),
       gy = gx;
   for (int m = 0; m < members; ++m) {
@@ -364,6 +367,7 @@ TEST_CASE("exact sums of float and complex values", "[engine][reproducibility][e
     m.allreduce(fx[r].data(), fy[r].data(), n, op::sum, o);
     m.scan(cx[r].data(), cy[r].data(), n, op::sum, o);
     m.allreduce(gx[r].data(), gy[r].data(), n, op::sum, o);
+    m.allreduce(cx[r].data(), cz[r].data(), n, op::sum, o);
   });
   for (std::size_t i = 0; i < n; ++i) {
     double exact = 0, exact_re = 0, exact_im = 0;
@@ -379,6 +383,8 @@ TEST_CASE("exact sums of float and complex values", "[engine][reproducibility][e
       REQUIRE(same_bits(cy[m][i].imag(), test::correctly_rounded_sum(im)));
     }
     for (int m = 0; m < members; ++m) {
+      REQUIRE(same_bits(cz[m][i].real(), test::correctly_rounded_sum(re)));
+      REQUIRE(same_bits(cz[m][i].imag(), test::correctly_rounded_sum(im)));
       REQUIRE(fy[m][i] == static_cast<float>(exact));
       REQUIRE(gy[m][i] == std::complex<float>(static_cast<float>(exact_re),
                                               static_cast<float>(exact_im)));

@@ -54,7 +54,7 @@ TEST_CASE("exact sums across processes are the correctly rounded sum on every la
   const int p = world.size();
   INFO(layout.name << (node_level ? ", node level" : ", messages only"));
   const auto fam = family<double>("double sum", op::sum, spread);
-  for (std::size_t n : {std::size_t{1}, std::size_t{64}, std::size_t{1000}}) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{64}, std::size_t{1000}, std::size_t{4500}}) {
     for (Collective c : all_collectives()) {
       INFO(name_of(c) << " n " << n);
       const int root = p - 1;
