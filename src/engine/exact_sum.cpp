@@ -241,40 +241,24 @@ void to_plain_integers(const F* v, std::size_t n, const Layout& layout, Word* ou
   }
 }
 
-// `Words` > 0: the layout has that many words per value, known when
-// compiling. The forms of one and two words, the common ones, hold no loop
-// over words and keep a value in one 128-bit register.
-template <class F, int Words>
+// Any layout: the values that are not finite or are −0 counted beside.
+template <class F>
 void to_integers(const F* v, std::size_t n, const Layout& layout, Word* out) {
-  const int words = Words > 0 ? Words : layout.words;
+  const int words = layout.words;
   const int stride = layout.stride();
   for (std::size_t i = 0; i < n; ++i, out += stride) {
     const Parts p = parts_of(v[i]);
+    std::fill(out, out + words, Word{0});
     if (layout.counted) out[words] = p.finite ? 0 : count_of(p);
-    if (layout.zero_signs) out[layout.zero_word()] = p.finite && p.mantissa == 0 && p.negative ? 0 : 1;
-    const bool zero = !p.finite || p.mantissa == 0;
-    if constexpr (Words == 1 || Words == 2) {
-      // shift >= 0: base is at or below every value's lowest bit. Written with
-      // 64-bit shifts and selects: a 128-bit shift by a varying amount
-      // branches on "64 or more", which random exponents mispredict.
-      const int shift = zero ? 0 : p.exponent - layout.base;
-      const Word mantissa = zero ? 0 : p.mantissa;
-      const int bit = shift & 63;
-      const Word below = mantissa << bit, above = (mantissa >> 1) >> (63 - bit);
-      const bool high = shift >= 64;
-      Wide x = Wide{high ? below : above} << 64 | (high ? 0 : below);
-      if (p.negative) x = -x;
-      out[0] = static_cast<Word>(x);
-      if constexpr (Words == 2) out[1] = static_cast<Word>(x >> 64);
-    } else {
-      std::fill(out, out + words, Word{0});
-      if (zero) continue;
-      const int shift = p.exponent - layout.base;
-      const int word = shift / 64, bit = shift % 64;
-      out[word] = p.mantissa << bit;
-      if (bit != 0 && word + 1 < words) out[word + 1] = p.mantissa >> (64 - bit);
-      if (p.negative) negate(out, words);
+    if (layout.zero_signs) {
+      out[layout.zero_word()] = p.finite && p.mantissa == 0 && p.negative ? 0 : 1;
     }
+    if (!p.finite || p.mantissa == 0) continue;
+    const int shift = p.exponent - layout.base;  // >= 0: base is the lowest bit of all
+    const int word = shift / 64, bit = shift % 64;
+    out[word] = p.mantissa << bit;
+    if (bit != 0 && word + 1 < words) out[word + 1] = p.mantissa >> (64 - bit);
+    if (p.negative) negate(out, words);
   }
 }
 
@@ -433,18 +417,12 @@ void from_integers(const Word* w, std::size_t n, const Layout& layout, F* out) {
   }
 }
 
-// The conversions, compiled apart for the common word counts.
+// The conversions, the common forms compiled apart.
 template <class F>
 void convert_in(const F* v, std::size_t n, const Layout& layout, Word* out) {
-  if (layout.plain() && layout.words <= 2) {
-    if (layout.words == 1) return to_plain_integers<F, 1>(v, n, layout, out);
-    return to_plain_integers<F, 2>(v, n, layout, out);
-  }
-  switch (layout.words) {
-    case 1: to_integers<F, 1>(v, n, layout, out); break;
-    case 2: to_integers<F, 2>(v, n, layout, out); break;
-    default: to_integers<F, 0>(v, n, layout, out); break;
-  }
+  if (!layout.plain() || layout.words > 2) return to_integers(v, n, layout, out);
+  if (layout.words == 1) return to_plain_integers<F, 1>(v, n, layout, out);
+  to_plain_integers<F, 2>(v, n, layout, out);
 }
 
 template <class F>
