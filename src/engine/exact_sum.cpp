@@ -340,7 +340,8 @@ struct LongMagnitude {
 // kept mantissa, with its leading bit, added to the exponent field minus
 // one, so that a rounding carry moves into the exponent (or to ∞) by itself.
 template <class F, class Magnitude>
-[[gnu::always_inline]] inline F rounded(const Magnitude& magnitude, int top, int base, bool negative) {
+[[gnu::always_inline]] inline F rounded(const Magnitude& magnitude, int top, int base,
+                                        bool negative) {
   using Fm = Format<F>;
   using Bits = typename Fm::Bits;
   constexpr int digits = Fm::digits;
@@ -467,7 +468,8 @@ void allreduce_in_blocks(MemberState& me, const Call& call, Call sum, const Layo
   const auto values = static_cast<std::size_t>(layout.values);
   F* out = static_cast<F*>(call.out);
   std::fill(out, out + offset * values, F(0));
-  convert_out(static_cast<const Word*>(sum.out), counts[rank] * values, layout, out + offset * values);
+  convert_out(static_cast<const Word*>(sum.out), counts[rank] * values, layout,
+              out + offset * values);
   std::fill(out + (offset + counts[rank]) * values, out + n * values, F(0));
   using Bits = typename Format<F>::Bits;
   Call gather(CallArgs(CollectiveKind::allreduce, out, out, n * values, nullptr, SIZE_MAX, SIZE_MAX,
@@ -489,23 +491,25 @@ void run_exact_sum(MemberState& me, const Call& call, int values) {
   const std::string problem = member_problem(call, rank, size, team.options.collectives);
   std::string relayed;
   if (!problem.empty()) {
-    relayed = std::string(to_string(call.kind)) + ": member " + std::to_string(rank) + ": " +
-              problem;
+    relayed =
+        std::string(to_string(call.kind)) + ": member " + std::to_string(rank) + ": " + problem;
     step.relayed_failure = relayed.c_str();
   }
 
   const std::size_t in_values = problem.empty() ? input_elements(call, size) * values : 0;
   Summary mine, all;
   summarize(static_cast<const F*>(call.in), in_values, mine);
-  Call agree(CallArgs(CollectiveKind::allreduce, &mine, &all, sizeof(Summary) / sizeof(std::int64_t),
-                      nullptr, SIZE_MAX, SIZE_MAX, 0, erase_op<std::int64_t>(op::max), plain));
+  Call agree(CallArgs(CollectiveKind::allreduce, &mine, &all,
+                      sizeof(Summary) / sizeof(std::int64_t), nullptr, SIZE_MAX, SIZE_MAX, 0,
+                      erase_op<std::int64_t>(op::max), plain));
   agree.step = &step;
   execute_call(me, agree);
 
   const Layout layout = layout_of(all, values);
   const std::size_t stride_bytes = static_cast<std::size_t>(layout.stride()) * sizeof(Word);
   const std::size_t out_values = output_elements(call, rank) * values;
-  auto* ints_in = static_cast<Word*>(me.scratch(3, std::max<std::size_t>(in_values, 1) * stride_bytes));
+  auto* ints_in =
+      static_cast<Word*>(me.scratch(3, std::max<std::size_t>(in_values, 1) * stride_bytes));
   auto* ints_out =
       out_values > 0 ? static_cast<Word*>(me.scratch(4, out_values * stride_bytes)) : nullptr;
   convert_in(static_cast<const F*>(call.in), in_values, layout, ints_in);
@@ -515,8 +519,13 @@ void run_exact_sum(MemberState& me, const Call& call, int values) {
   sum.out = ints_out;
   sum.in_size = SIZE_MAX;
   sum.out_size = SIZE_MAX;
-  sum.op = ErasedOp{&add_integers,       &layout, values * stride_bytes, true, call.op.type,
-                    &typeid(ExactIntegerSum), "sum (exact)", false};
+  sum.op.combine = &add_integers;
+  sum.op.op = &layout;
+  sum.op.elem_size = values * stride_bytes;
+  sum.op.commutative = true;
+  sum.op.op_type = &typeid(ExactIntegerSum);  // the user's element type stays, for messages
+  sum.op.op_name = "sum (exact)";
+  sum.op.may_throw = false;
   sum.options = &plain;
   sum.step = &step;
   if (rounds_in_blocks<F>(call, size, values)) {

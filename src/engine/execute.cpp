@@ -100,9 +100,10 @@ std::string message(const Parts&... parts) {
   }
   if (o.reproducibility == Reproducibility::exact && !exact_sum_applies(call.op)) {
     const std::string op = *call.op.op_name ? call.op.op_name : function_type(call.op.op_type);
-    return message("options.reproducibility exact is for op sum on float, double, "
-                   "std::complex<float> or std::complex<double>, not op ",
-                   op, " on ", demangle(call.op.type));
+    return message(
+        "options.reproducibility exact is for op sum on float, double, "
+        "std::complex<float> or std::complex<double>, not op ",
+        op, " on ", demangle(call.op.type));
   }
   return {};
 }
@@ -162,9 +163,9 @@ std::uint64_t signature_of(const Descriptor& d, int size) {
     return static_cast<std::uint64_t>(v) & ((std::uint64_t{1} << bits) - 1);
   };
   const auto root = static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.root));
-  std::uint64_t h = mix(0, low(d.kind, 8) | low(d.options.algorithm, 8) << 8 |
-                               low(d.options.tree, 8) << 16 |
-                               low(d.options.reproducibility, 8) << 24 | root << 32);
+  std::uint64_t h =
+      mix(0, low(d.kind, 8) | low(d.options.algorithm, 8) << 8 | low(d.options.tree, 8) << 16 |
+                 low(d.options.reproducibility, 8) << 24 | root << 32);
   h = mix(h, static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.options.radix)) |
                  static_cast<std::uint64_t>(static_cast<std::uint32_t>(d.options.tree_min_members))
                      << 32);

@@ -118,8 +118,7 @@ std::string level_text(const CollectiveOptions& options, int members) {
 }  // namespace
 
 std::string_view Team::local_path(Collective collective, std::size_t bytes_per_member) const {
-  return local_path_of(*state_, kind_of(collective), bytes_per_member,
-                       state_->options.collectives);
+  return local_path_of(*state_, kind_of(collective), bytes_per_member, state_->options.collectives);
 }
 
 std::string Team::explain(Collective collective, std::size_t bytes_per_member) const {

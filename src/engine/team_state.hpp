@@ -62,11 +62,10 @@ inline Descriptor describe(const Call& call) {
 inline bool describes(const Descriptor& d, const Call& call) {
   const CollectiveOptions& a = d.options;
   const CollectiveOptions& b = *call.options;
-  const bool same_options = (a.algorithm == b.algorithm) & (a.tree == b.tree) &
-                            (a.radix == b.radix) & (a.chunk_bytes == b.chunk_bytes) &
-                            (a.tree_max_bytes == b.tree_max_bytes) &
-                            (a.tree_min_members == b.tree_min_members) &
-                            (a.reproducibility == b.reproducibility);
+  const bool same_options =
+      (a.algorithm == b.algorithm) & (a.tree == b.tree) & (a.radix == b.radix) &
+      (a.chunk_bytes == b.chunk_bytes) & (a.tree_max_bytes == b.tree_max_bytes) &
+      (a.tree_min_members == b.tree_min_members) & (a.reproducibility == b.reproducibility);
   return same_options & (d.kind == call.kind) & (d.root == call.root) & (d.count == call.count) &
          (d.counts == call.counts) & (d.elem_size == call.op.elem_size) &
          (d.type == call.op.type) & (d.op_type == call.op.op_type) &

@@ -39,8 +39,8 @@ CollectiveOptions level(Reproducibility r) {
 }  // namespace
 
 TEST_CASE("reproducibility levels have names", "[engine][reproducibility]") {
-  for (Reproducibility r : {Reproducibility::run_to_run, Reproducibility::shape_independent,
-                            Reproducibility::exact}) {
+  for (Reproducibility r :
+       {Reproducibility::run_to_run, Reproducibility::shape_independent, Reproducibility::exact}) {
     CHECK(parse_reproducibility(to_string(r)) == r);
   }
   CHECK_FALSE(parse_reproducibility("bitwise"));
@@ -52,7 +52,8 @@ TEST_CASE("shape_independent is the rank-order left fold on every single-process
   Team team = team_of(members);
   const auto sum_family = test::family<double>("double sum", op::sum, test::spread);
   const auto prod_family = test::family<double>("double prod", op::prod, [](int m, std::size_t i) {
-    return 1.0 + test::spread(m, i) * 0x1p-61;  // products near 1, rounded differently per bracketing
+    return 1.0 +
+           test::spread(m, i) * 0x1p-61;  // products near 1, rounded differently per bracketing
   });
   for (std::size_t n : {std::size_t{1}, std::size_t{64}, std::size_t{65}, std::size_t{700}}) {
     for (Collective c : test::all_collectives()) {
@@ -160,8 +161,8 @@ TEST_CASE("exact sums equal the correctly rounded sum on every collective",
   const int members = GENERATE(1, 2, 3, 5, 8);
   Team team = team_of(members);
   // 4500 doubles: an allreduce of 3 or more members rounds in blocks.
-  for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{64}, std::size_t{1500},
-                        std::size_t{4500}}) {
+  for (std::size_t n :
+       {std::size_t{1}, std::size_t{3}, std::size_t{64}, std::size_t{1500}, std::size_t{4500}}) {
     for (Collective c : test::all_collectives()) {
       INFO(test::name_of(c) << " members " << members << " n " << n);
       const int root = members / 2;
@@ -201,7 +202,8 @@ TEST_CASE("exact sums equal the correctly rounded sum on every collective",
   }
 }
 
-TEST_CASE("exact sums are correctly rounded in every integer width", "[engine][reproducibility][exact]") {
+TEST_CASE("exact sums are correctly rounded in every integer width",
+          "[engine][reproducibility][exact]") {
   // The conversions are compiled apart for one word, two words and more:
   // inputs that need each (the grid runs from the lowest value's last
   // mantissa bit), and one with subnormals that needs 34.
@@ -210,21 +212,24 @@ TEST_CASE("exact sums are correctly rounded in every integer width", "[engine][r
     double (*value)(int, std::size_t);
   };
   const std::vector<Data> data = {
-      {"subnormals only (1 word)", [](int m, std::size_t i) {
+      {"subnormals only (1 word)",
+       [](int m, std::size_t i) {
          const auto k = static_cast<long>((m * 7919 + i * 104729) % 2001) - 1000;
          return static_cast<double>(k) * std::numeric_limits<double>::denorm_min();
        }},
-      {"small integers (2 words)", [](int m, std::size_t i) {
+      {"small integers (2 words)",
+       [](int m, std::size_t i) {
          return static_cast<double>(static_cast<long>((m * 7919 + i * 104729) % 2001) - 1000);
        }},
-      {"ten binades (2 words)", [](int m, std::size_t i) {
+      {"ten binades (2 words)",
+       [](int m, std::size_t i) {
          int e = 0;
          return std::ldexp(std::frexp(test::spread(m, i), &e), static_cast<int>((m + i) % 10));
        }},
       {"120 binades (4 words)", test::spread},
-      {"subnormals beside large values (34 words)", [](int m, std::size_t i) {
-         return (m + i) % 3 == 0 ? test::spread(m, i) * 0x1p900
-                                 : test::spread(m, i) * 0x1p-1000;
+      {"subnormals beside large values (34 words)",
+       [](int m, std::size_t i) {
+         return (m + i) % 3 == 0 ? test::spread(m, i) * 0x1p900 : test::spread(m, i) * 0x1p-1000;
        }},
   };
   const int members = 7;
@@ -349,8 +354,7 @@ TEST_CASE("exact sums of float and complex values", "[engine][reproducibility][e
     return static_cast<float>(std::ldexp(mantissa, static_cast<int>((i + m) % 20)));
   };
   std::vector<std::vector<float>> fx(members, std::vector<float>(n)), fy = fx;
-  std::vector<std::vector<std::complex<double>>> cx(members,
-                                                    std::vector<std::complex<double>>(n)),
+  std::vector<std::vector<std::complex<double>>> cx(members, std::vector<std::complex<double>>(n)),
       cy = cx, cz = cx;
   std::vector<std::vector<std::complex<float>>> gx(members, std::vector<std::complex<float>>(n)),
       gy = gx;
@@ -386,8 +390,8 @@ TEST_CASE("exact sums of float and complex values", "[engine][reproducibility][e
       REQUIRE(same_bits(cz[m][i].real(), test::correctly_rounded_sum(re)));
       REQUIRE(same_bits(cz[m][i].imag(), test::correctly_rounded_sum(im)));
       REQUIRE(fy[m][i] == static_cast<float>(exact));
-      REQUIRE(gy[m][i] == std::complex<float>(static_cast<float>(exact_re),
-                                              static_cast<float>(exact_im)));
+      REQUIRE(gy[m][i] ==
+              std::complex<float>(static_cast<float>(exact_re), static_cast<float>(exact_im)));
     }
   }
 }
