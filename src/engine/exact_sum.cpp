@@ -435,23 +435,25 @@ void convert_out(const Word* w, std::size_t n, const Layout& layout, F* out) {
   }
 }
 
-// A long allreduce: rounding is the dearest step (4 ns a value,
-// performance.md), and every member would round the whole vector. Instead
-// a reduce_scatter of the integers gives each member one block to round,
-// and an allreduce with `bor` of the rounded blocks, zeros elsewhere, hands
-// every member all of them, bit for bit (one contributor per element).
-// Below 32 KiB the two extra synchronisations cost more than they save.
+// A long allreduce or reduce: rounding is the dearest step (4 ns a value,
+// performance.md), and every member (a reduce's root) would round the whole
+// vector. Instead a reduce_scatter of the integers gives each member one
+// block to round, and an allreduce (a reduce) with `bor` of the rounded
+// blocks, zeros elsewhere, hands every member (the root) all of them, bit
+// for bit (one contributor per element). Below 32 KiB the extra
+// synchronisation costs more than it saves.
 constexpr std::size_t kRoundInBlocksBytes = 32 * 1024;
 
 template <class F>
 bool rounds_in_blocks(const Call& call, int size, int values) {
-  return call.kind == CollectiveKind::allreduce && size >= 3 &&
+  return (call.kind == CollectiveKind::allreduce || call.kind == CollectiveKind::reduce) &&
+         size >= 3 &&
          call.count * static_cast<std::size_t>(values) * sizeof(F) >= kRoundInBlocksBytes;
 }
 
 template <class F>
-void allreduce_in_blocks(MemberState& me, const Call& call, Call sum, const Layout& layout,
-                         const ProcessStep& step, const CollectiveOptions& plain) {
+void reduce_in_blocks(MemberState& me, const Call& call, Call sum, const Layout& layout,
+                      const ProcessStep& step, const CollectiveOptions& plain) {
   const int size = me.team.total_members, rank = me.global_rank;
   const std::size_t n = call.count;
   // Kept per thread: a steady stream of calls allocates nothing.
@@ -460,20 +462,27 @@ void allreduce_in_blocks(MemberState& me, const Call& call, Call sum, const Layo
   for (std::size_t r = 0; r < n % static_cast<std::size_t>(size); ++r) ++counts[r];
   std::size_t offset = 0;
   for (int r = 0; r < rank; ++r) offset += counts[r];
+  const auto values = static_cast<std::size_t>(layout.values);
   sum.kind = CollectiveKind::reduce_scatter;
   sum.count = static_cast<std::size_t>(size);
   sum.counts = counts.data();
+  sum.root = 0;
+  sum.out = me.scratch(4, std::max<std::size_t>(counts[rank] * values, 1) * layout.stride() *
+                              sizeof(Word));
   execute_call(me, sum);
 
-  const auto values = static_cast<std::size_t>(layout.values);
-  F* out = static_cast<F*>(call.out);
+  // A reduce's other members round their block beside.
+  const bool to_root = call.kind == CollectiveKind::reduce;
+  thread_local std::vector<F> beside;
+  if (to_root && rank != call.root) beside.resize(n * values);
+  F* out = to_root && rank != call.root ? beside.data() : static_cast<F*>(call.out);
   std::fill(out, out + offset * values, F(0));
   convert_out(static_cast<const Word*>(sum.out), counts[rank] * values, layout,
               out + offset * values);
   std::fill(out + (offset + counts[rank]) * values, out + n * values, F(0));
   using Bits = typename Format<F>::Bits;
-  Call gather(CallArgs(CollectiveKind::allreduce, out, out, n * values, nullptr, SIZE_MAX, SIZE_MAX,
-                       0, erase_op<Bits>(op::bor), plain));
+  Call gather(CallArgs(call.kind, out, out, n * values, nullptr, SIZE_MAX, SIZE_MAX,
+                       to_root ? call.root : 0, erase_op<Bits>(op::bor), plain));
   gather.step = &step;
   execute_call(me, gather);
 }
@@ -589,7 +598,7 @@ void run_exact_sum(MemberState& me, const Call& call, int values) {
   sum.options = &plain;
   sum.step = &step;
   if (rounds_in_blocks<F>(call, size, values)) {
-    allreduce_in_blocks<F>(me, call, sum, layout, step, plain);
+    reduce_in_blocks<F>(me, call, sum, layout, step, plain);
     return;
   }
   execute_call(me, sum);
