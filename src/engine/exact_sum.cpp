@@ -23,7 +23,9 @@
 // input, and pays for a wide exponent range only in calls that have one.
 //
 // A team of one or two members skips all of it: one IEEE addition is
-// already correctly rounded (run_pair_sum).
+// already correctly rounded (run_pair_sum). Short vectors skip the
+// agreement (run_gathered_sum), and long allreduces and reduces round in
+// blocks (reduce_in_blocks).
 //
 // Non-finite values: NaN anywhere, or +∞ and −∞ together, give a NaN (its
 // sign and payload are not promised); otherwise ±∞ gives ±∞. A finite sum
@@ -467,8 +469,8 @@ void reduce_in_blocks(MemberState& me, const Call& call, Call sum, const Layout&
   sum.count = static_cast<std::size_t>(size);
   sum.counts = counts.data();
   sum.root = 0;
-  sum.out = me.scratch(4, std::max<std::size_t>(counts[rank] * values, 1) * layout.stride() *
-                              sizeof(Word));
+  sum.out = me.scratch(
+      4, std::max<std::size_t>(counts[rank] * values, 1) * layout.stride() * sizeof(Word));
   execute_call(me, sum);
 
   // A reduce's other members round their block beside.
@@ -498,12 +500,15 @@ constexpr std::size_t kGatherBytes = 4096;
 
 template <class F>
 bool sums_gathered(const Call& call, int size, int values) {
-  const bool plain_vector = call.kind == CollectiveKind::allreduce ||
-                            call.kind == CollectiveKind::reduce ||
-                            call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan;
-  return plain_vector && static_cast<std::size_t>(size) * call.count *
-                                 static_cast<std::size_t>(values) * sizeof(F) <=
-                             kGatherBytes;
+  const bool plain_vector =
+      call.kind == CollectiveKind::allreduce || call.kind == CollectiveKind::reduce ||
+      call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan;
+  // The count first: a wrong one (an argument error still to report) must
+  // not overflow the product.
+  return plain_vector && call.count <= kGatherBytes &&
+         static_cast<std::size_t>(size) * call.count * static_cast<std::size_t>(values) *
+                 sizeof(F) <=
+             kGatherBytes;
 }
 
 template <class F>
