@@ -95,29 +95,38 @@ class CollectiveCheck {
     }
   }
 
+  // What member r's output holds after the call: elements [offset, offset +
+  // length) of the fold of the inputs of members 0 .. last; last = -1 when
+  // it receives nothing and its output must stay untouched.
+  struct Share {
+    std::size_t offset = 0, length = 0;
+    int last = -1;
+  };
+  Share share_of(int r) const {
+    switch (c_) {
+      case Collective::reduce: return r == root_ ? Share{0, n_, p_ - 1} : Share{};
+      case Collective::allreduce: return {0, n_, p_ - 1};
+      case Collective::scan: return {0, n_, r};
+      case Collective::exscan: return r == 0 ? Share{} : Share{0, n_, r - 1};
+      case Collective::reduce_scatter: {
+        std::size_t offset = 0;
+        for (int q = 0; q < r; ++q) offset += counts_[q];
+        return {offset, counts_[r], p_ - 1};
+      }
+      case Collective::reduce_scatter_block:
+        return {block_ * static_cast<std::size_t>(r), block_, p_ - 1};
+    }
+    return {};
+  }
+
   // Empty when every member got what docs/spec.md says; else the first problem.
   // A process of a multi-process team checks its own members [first, last).
   std::string verify(int first = 0, int last = -1) const {
-    const std::vector<T>& total = prefix_[p_ - 1];
     for (int r = first; r < (last < 0 ? p_ : last); ++r) {
-      std::string problem;
-      switch (c_) {
-        case Collective::reduce:
-          problem = r == root_ ? compare(r, total, 0, n_) : untouched(r);
-          break;
-        case Collective::allreduce: problem = compare(r, total, 0, n_); break;
-        case Collective::scan: problem = compare(r, prefix_[r], 0, n_); break;
-        case Collective::exscan: problem = r == 0 ? untouched(r) : compare(r, prefix_[r - 1], 0, n_); break;
-        case Collective::reduce_scatter: {
-          std::size_t offset = 0;
-          for (int q = 0; q < r; ++q) offset += counts_[q];
-          problem = compare(r, total, offset, counts_[r]);
-          break;
-        }
-        case Collective::reduce_scatter_block:
-          problem = compare(r, total, block_ * static_cast<std::size_t>(r), block_);
-          break;
-      }
+      const Share share = share_of(r);
+      const std::string problem = share.last < 0
+                                      ? untouched(r)
+                                      : compare(r, prefix_[share.last], share.offset, share.length);
       if (!problem.empty()) return problem;
     }
     return {};

@@ -18,6 +18,7 @@
 #include "tests/support/exact_oracle.hpp"
 
 using namespace hreduce;
+using hreduce::test::same_bits;
 
 namespace {
 
@@ -27,8 +28,6 @@ Team team_of(int members) {
   options.topology = Topology::synthetic("pack:2 numa:2 core:2 pu:2");
   return Team(options);
 }
-
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 CollectiveOptions level(Reproducibility r) {
   CollectiveOptions o;
@@ -170,32 +169,12 @@ TEST_CASE("exact sums equal the correctly rounded sum on every collective",
       test::CollectiveCheck check(fam, c, members, n, c == Collective::allreduce, root);
       team.run([&](Member& m) { check.run(m, level(Reproducibility::exact)); });
       // The oracle: each element's values summed exactly, rounded once.
-      const auto expected = [&](int upto, std::size_t i) {
-        std::vector<double> values;
-        for (int q = 0; q <= upto; ++q) values.push_back(test::spread(q, i));
-        return test::correctly_rounded_sum(values);
-      };
       for (int r = 0; r < members; ++r) {
-        const auto& out = check.output(r);
-        std::size_t offset = 0, len = 0;
-        int upto = members - 1;
-        switch (c) {
-          case Collective::reduce: len = r == root ? n : 0; break;
-          case Collective::allreduce: len = n; break;
-          case Collective::scan: len = n, upto = r; break;
-          case Collective::exscan: len = r == 0 ? 0 : n, upto = r - 1; break;
-          case Collective::reduce_scatter:
-            for (int q = 0; q < r; ++q) offset += check.counts()[q];
-            len = check.counts()[r];
-            break;
-          case Collective::reduce_scatter_block:
-            offset = check.block() * r;
-            len = check.block();
-            break;
-        }
-        for (std::size_t i = 0; i < len; ++i) {
+        const auto share = check.share_of(r);
+        for (std::size_t i = 0; i < share.length; ++i) {
           INFO("member " << r << " element " << i);
-          REQUIRE(same_bits(out[i], expected(upto, offset + i)));
+          REQUIRE(same_bits(check.output(r)[i],
+                            test::exact_sum_of_spread(share.last, share.offset + i)));
         }
       }
     }

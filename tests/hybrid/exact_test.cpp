@@ -17,12 +17,6 @@ using namespace hreduce::test;
 
 namespace {
 
-struct Layout {
-  const char* name;
-  std::vector<int> threads;
-  std::vector<int> node_of;
-};
-
 const std::vector<Layout>& layouts() {
   static const std::vector<Layout> all = {
       {"2 processes x 1", {1, 1}, {}},
@@ -33,8 +27,6 @@ const std::vector<Layout>& layouts() {
   };
   return all;
 }
-
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 CollectiveOptions exact() {
   CollectiveOptions o;
@@ -61,27 +53,10 @@ TEST_CASE("exact sums across processes are the correctly rounded sum on every la
       CollectiveCheck check(fam, c, p, n, false, root);
       world.run([&](Member& m) { check.run(m, exact()); });
       for (int r = 0; r < p; ++r) {
-        std::size_t offset = 0, len = n;
-        int upto = p - 1;
-        switch (c) {
-          case Collective::reduce: len = r == root ? n : 0; break;
-          case Collective::allreduce: break;
-          case Collective::scan: upto = r; break;
-          case Collective::exscan: len = r == 0 ? 0 : n, upto = r - 1; break;
-          case Collective::reduce_scatter:
-            for (int q = 0; q < r; ++q) offset += check.counts()[q];
-            len = check.counts()[r];
-            break;
-          case Collective::reduce_scatter_block:
-            offset = check.block() * r;
-            len = check.block();
-            break;
-        }
-        for (std::size_t i = 0; i < len; ++i) {
-          std::vector<double> values;
-          for (int q = 0; q <= upto; ++q) values.push_back(spread(q, offset + i));
+        const auto share = check.share_of(r);
+        for (std::size_t i = 0; i < share.length; ++i) {
           INFO("member " << r << " element " << i);
-          REQUIRE(same_bits(check.output(r)[i], correctly_rounded_sum(values)));
+          REQUIRE(same_bits(check.output(r)[i], exact_sum_of_spread(share.last, share.offset + i)));
         }
       }
     }

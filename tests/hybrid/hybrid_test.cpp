@@ -14,12 +14,6 @@ using namespace hreduce::test;
 
 namespace {
 
-struct Layout {
-  const char* name;
-  std::vector<int> threads;
-  std::vector<int> node_of;
-};
-
 const std::vector<Layout>& layouts() {
   static const std::vector<Layout> all = {
       {"1 process", {2}, {}},

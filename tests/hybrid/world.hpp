@@ -13,6 +13,13 @@
 
 namespace hreduce::test {
 
+// A named process layout for World: members per process, node per process.
+struct Layout {
+  const char* name;
+  std::vector<int> threads;
+  std::vector<int> node_of;
+};
+
 class World {
  public:
   // threads[k]: members of process k; node_of[k]: its node (empty: one node).

@@ -5,10 +5,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
 namespace hreduce::test {
+
+inline bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // Doubles over 120 binades, both signs: any two bracketings differ somewhere.
 inline double spread(int member, std::size_t i) {
@@ -52,6 +55,13 @@ inline double correctly_rounded_sum(std::vector<double> values) {
     if (y == x - hi) hi = x;
   }
   return hi;
+}
+
+// The correctly rounded sum of spread(0, i) … spread(last, i).
+inline double exact_sum_of_spread(int last, std::size_t i) {
+  std::vector<double> values;
+  for (int q = 0; q <= last; ++q) values.push_back(spread(q, i));
+  return correctly_rounded_sum(values);
 }
 
 }  // namespace hreduce::test
