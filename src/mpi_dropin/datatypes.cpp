@@ -404,6 +404,32 @@ Combiner::Combiner(MPI_Op op, const Datatype& type, MPI_Datatype original)
   erased_.may_throw = false;
 }
 
+const Combiner& combiner_for(MPI_Op op, MPI_Datatype type, std::optional<Combiner>& fresh) {
+  struct Kept {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_OP_NULL;
+    std::optional<Combiner> combiner;
+  };
+  constexpr int kKept = 4;
+  thread_local Kept kept[kKept];
+  thread_local int next = 0;
+  for (const Kept& k : kept) {
+    if (k.type == type && k.op == op && k.combiner) return *k.combiner;
+  }
+  const Datatype described = describe(type);
+  if (described.base != type || op == MPI_OP_NULL || find_op(op) < 0) {
+    fresh.emplace(op, described, type);
+    return *fresh;
+  }
+  Kept& k = kept[next];
+  next = (next + 1) % kKept;
+  k.combiner.reset();
+  k.type = type;
+  k.op = op;
+  k.combiner.emplace(op, described, type);
+  return *k.combiner;
+}
+
 void Combiner::reduce_local(const void* a, const void* b, void* out, std::size_t n,
                             const void* self) {
   const auto& c = *static_cast<const Combiner*>(self);

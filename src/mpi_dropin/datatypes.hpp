@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "hreduce/team.hpp"
@@ -55,5 +56,11 @@ class Combiner {
   MPI_Datatype type_;  // what PMPI_Reduce_local combines
   std::string why_not_;
 };
+
+// The combiner of a call on `type` with `op`. A predefined type with a
+// predefined op never changes meaning, so each thread keeps the last few it
+// built (describing them was a tenth of a small call, perf); any other
+// pair is built afresh in `fresh`, which must outlive the call.
+const Combiner& combiner_for(MPI_Op op, MPI_Datatype type, std::optional<Combiner>& fresh);
 
 }  // namespace hreduce::detail::mpi_dropin

@@ -10,7 +10,6 @@
 #include <mpi.h>
 
 #include <cstring>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -94,15 +93,15 @@ int class_of(const std::string& text) {
 
 }  // namespace
 
-int serve(const Args& a, const std::function<int()>& pmpi) {
+int serve(const Args& a, PmpiCall pmpi) {
   if (!settings().enabled) return pmpi();
   if (a.comm == MPI_COMM_NULL) {
     handed_on(a.name, "MPI_COMM_NULL");
     return pmpi();
   }
   try {
-    const Datatype type = describe(a.type);
-    const Combiner combiner(a.op, type, a.type);
+    std::optional<Combiner> fresh;
+    const Combiner& combiner = combiner_for(a.op, a.type, fresh);
     if (!combiner.why_not().empty()) {
       handed_on(a.name, combiner.why_not());
       return pmpi();

@@ -5,7 +5,7 @@
 
 #include <mpi.h>
 
-#include <functional>
+#include <type_traits>
 
 #include "hreduce/team.hpp"
 
@@ -24,7 +24,21 @@ struct Args {
   MPI_Comm comm;
 };
 
-int serve(const Args& a, const std::function<int()>& pmpi);
+// The matching PMPI_* call, by reference: building a std::function of it
+// allocated on every call.
+class PmpiCall {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, PmpiCall>>>
+  PmpiCall(const F& f)  // NOLINT: converts from any callable, like std::function
+      : callable_(&f), call_([](const void* c) { return (*static_cast<const F*>(c))(); }) {}
+  int operator()() const { return call_(callable_); }
+
+ private:
+  const void* callable_;
+  int (*call_)(const void*);
+};
+
+int serve(const Args& a, PmpiCall pmpi);
 
 // The calls shaped (send, recv, count, type, op, comm), as PMPI_* takes
 // them: allreduce, scan, exscan, reduce_scatter_block.

@@ -57,6 +57,10 @@ struct alignas(128) NodeGroup::ProcessArea {
   alignas(128) std::atomic<std::uint64_t> staged{0};
   alignas(128) std::atomic<std::uint64_t> folded{0};
   alignas(128) std::atomic<std::uint64_t> drained{0};
+  // The last operation this process compared: every process's signatures
+  // up to it agreed (or all learnt they did not). A process running ahead
+  // needs only that *someone* compared lately, not that it waited itself.
+  alignas(128) std::atomic<std::uint64_t> compared{0};
   // The op threw in this process's fold during operation `fold_failed`.
   alignas(128) std::uint64_t fold_failed = 0;
   char fold_failure[512] = {};
@@ -223,6 +227,7 @@ void NodeGroup::restart() {
   mine.staged.store(0, std::memory_order_relaxed);
   mine.folded.store(0, std::memory_order_relaxed);
   mine.drained.store(0, std::memory_order_relaxed);
+  mine.compared.store(0, std::memory_order_relaxed);
   mine.fold_failed = 0;
   ops_ = steps_ = compared_ = everyone_announced_ = digest_ = 0;
   std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
@@ -245,18 +250,26 @@ void NodeGroup::abandon() const {
 
 void NodeGroup::wait_for_slot(std::uint64_t op) {
   if (op < kNodeSlots) return;
-  const std::uint64_t target = op - kNodeSlots + 1, previous = op - 1;
+  const std::uint64_t target = op - kNodeSlots + 1;
   if (everyone_announced_ >= target) return;
-  // One look at each process's previous announcement usually settles the
-  // next kNodeSlots - 2 operations too.
-  std::uint64_t known = previous;
+  // Running ahead, this process would otherwise look at the others' lines
+  // on every operation, and each look costs the writer a cache miss on its
+  // next announcement: when it has to wait, it waits for half the slots
+  // at once. Safe: every process has announced op - 1's predecessors'
+  // needs, so each can reach op - kNodeSlots / 2 without us.
+  const std::uint64_t ample = op - kNodeSlots / 2;
+  std::uint64_t known = ample;
   for (int q = 0; q < size_; ++q) {
     if (q == rank_) continue;
     const Slot* slots = area(q).slot;
-    if (slots[previous % kNodeSlots].seq.load(std::memory_order_acquire) >= previous) continue;
-    wait(slots[target % kNodeSlots].seq, target, q,
+    const std::uint64_t seen = slots[ample % kNodeSlots].seq.load(std::memory_order_acquire);
+    if (seen >= ample) continue;
+    if (slots[target % kNodeSlots].seq.load(std::memory_order_acquire) >= target) {
+      known = std::min(known, target);
+      continue;
+    }
+    wait(slots[ample % kNodeSlots].seq, ample, q,
          "leave the operation whose announcement slot this one reuses");
-    known = target;
   }
   everyone_announced_ = known;
 }
@@ -270,7 +283,7 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   const std::uint64_t op = ++ops_;
   wait_for_slot(op);
   const int s = static_cast<int>(op % kNodeSlots);
-  const bool runs_ahead = contributes_only && run_ahead_ && op - compared_ < kNodeSlots - 1;
+  const bool runs_ahead = contributes_only && run_ahead_ && recently_compared(op);
   Slot& mine = area(rank_).slot[s];
   mine.signature = info.signature;
   mine.digest = digest_;
@@ -292,12 +305,33 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   if (direct != nullptr) mine.direct = *direct;
   if (payload_bytes > 0) copy_bytes(mine.payload_for(payload_bytes), payload, payload_bytes);
   publish(mine.seq, op);
-  if (runs_ahead) return {};
+  if (runs_ahead) {
+    // The others read every announcement of ours: claim the next slot's
+    // line now rather than stall on it then.
+    __builtin_prefetch(&area(rank_).slot[(op + 1) % kNodeSlots], 1);
+    return {};
+  }
   for (int q = 0; q < size_; ++q) {
-    if (q != rank_) wait(area(q).slot[s].seq, op, q, "announce the same operation");
+    if (q == rank_) continue;
+    wait(area(q).slot[s].seq, op, q, "announce the same operation");
+    // A process running ahead wrote its next announcement already: fetch
+    // it while this one completes.
+    __builtin_prefetch(&area(q).slot[(op + 1) % kNodeSlots], 0);
   }
   everyone_announced_ = compared_ = op;
-  return compare_announcements(info);
+  std::string text = compare_announcements(info);
+  area(rank_).compared.store(op, std::memory_order_relaxed);
+  return text;
+}
+
+bool NodeGroup::recently_compared(std::uint64_t op) {
+  if (op - compared_ < kNodeSlots - 1) return true;
+  // A process that receives (a reduce's root, the last of a scan) compares
+  // on every operation: one look at its word usually lets this one go on.
+  for (int q = 0; q < size_; ++q) {
+    if (q != rank_) compared_ = std::max(compared_, area(q).compared.load(std::memory_order_relaxed));
+  }
+  return op - compared_ < kNodeSlots - 1;
 }
 
 std::string NodeGroup::compare_announcements(const NodeCallInfo& info) {
@@ -317,16 +351,18 @@ std::string NodeGroup::compare_announcements(const NodeCallInfo& info) {
     }
     earlier = earlier || area(q).slot[s].digest != area(0).slot[s].digest;
   }
+  bool anyone_ran_ahead = false;
+  for (int q = 0; q < size_; ++q) anyone_ran_ahead = anyone_ran_ahead || area(q).slot[s].ran_ahead != 0;
+  if (!earlier && (text.empty() || !anyone_ran_ahead)) {
+    // Every process is here and knows: all start their digests afresh alike.
+    if (!text.empty()) digest_ = mix(0, ops_);
+    return text;
+  }
   std::string ran_ahead;
   for (int q = 0; q < size_; ++q) {
     if (area(q).slot[s].ran_ahead != 0) {
       ran_ahead += (ran_ahead.empty() ? "" : ", ") + std::to_string(first_process_ + q);
     }
-  }
-  if (!earlier && (text.empty() || ran_ahead.empty())) {
-    // Every process is here and knows: all start their digests afresh alike.
-    if (!text.empty()) digest_ = mix(0, ops_);
-    return text;
   }
   if (text.empty()) text = to_string(info.kind);
   if (earlier) {

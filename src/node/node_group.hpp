@@ -20,12 +20,14 @@
 //   run ahead  a process that only contributes to a small reduction (a
 //              reduce's non-root, the first process of a scan or exscan)
 //              announces its input and returns without waiting, as an MPI
-//              eager send does: at most kNodeSlots - 2 operations in a row,
-//              then it waits once and compares. Nobody can tell it about a
-//              failure of such an operation in time, so the processes that
-//              did wait mark the node broken (the team is then unusable, as
-//              inside one process: docs/api.md) and it learns so at its
-//              next operation. Every slot carries a digest of its process's
+//              eager send does: at most kNodeSlots - 2 operations past the
+//              last one that some process waited in and compared (each
+//              publishes that operation's number; a reduce's root compares
+//              every time), else it waits once and compares. Nobody can
+//              tell it about a failure of such an operation in time, so the
+//              processes that did wait mark the node broken (the team is
+//              then unusable, as inside one process: docs/api.md) and it
+//              learns so at its next operation. Every slot carries a digest of its process's
 //              earlier signatures, so operations that every process left
 //              without waiting are still compared, one wait later.
 //   small      each process folds the slots it needs, in rank order.
@@ -70,7 +72,7 @@ namespace hreduce::detail {
 // Inputs up to this size travel inside the announcement.
 inline constexpr std::size_t kNodeInline = 512;
 // Announcement slots per process: how far a process may run ahead.
-inline constexpr int kNodeSlots = 8;
+inline constexpr int kNodeSlots = 16;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 
@@ -240,6 +242,9 @@ class NodeGroup {
   // The last operation this process waited in and compared, and one that
   // every process is known to have announced.
   std::uint64_t compared_ = 0, everyone_announced_ = 0;
+  // Whether this process, or another that waited, compared an operation
+  // less than kNodeSlots - 1 before `op` (refreshing compared_).
+  bool recently_compared(std::uint64_t op);
   // Of the signatures of every operation so far (announced in each slot as
   // it stood before that operation).
   std::uint64_t digest_ = 0;
