@@ -32,6 +32,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <typeinfo>
 
@@ -88,7 +89,7 @@ const auto& status_op() {
 struct GuardedOp {
   const ErasedOp* inner = nullptr;
   bool failed = false;
-  char message[200] = {};
+  char message[200];  // written (terminated) when `failed` is set
 
   static void combine(const void* a, const void* b, void* out, std::size_t n, const void* self) {
     auto* guard = const_cast<GuardedOp*>(static_cast<const GuardedOp*>(self));
@@ -102,6 +103,7 @@ struct GuardedOp {
   void remember(const char* what) {
     failed = true;
     std::strncpy(message, what, sizeof message - 1);
+    message[sizeof message - 1] = '\0';
   }
   ErasedOp erased() const {
     ErasedOp op = *inner;
@@ -144,7 +146,6 @@ class HybridCall {
       : me_(me), call_(call), group_(group), layout_(group_.layout()),
         leader_(me.rank == 0), first_(layout_.first_rank(layout_.process)) {
     guard_.inner = &call_.op;
-    guarded_op_ = guard_.erased();
   }
 
   void run() {
@@ -360,14 +361,14 @@ class HybridCall {
   void leaders(std::size_t count, Data&& data) {
     over_messages([&] {
       if (!agree(count)) return;
-      data(guarded_op_);
+      data(guarded_op());
       confirm(count);
     });
   }
 
   // The inter-process part of allreduce on `count` elements at `buf`.
   void allreduce_between_processes(void* buf, std::size_t count) {
-    const ErasedOp& op = guarded_op_;
+    const ErasedOp& op = guarded_op();
     const InterAlgorithm algorithm =
         group_.pick(CollectiveKind::allreduce, count * op.elem_size, op.commutative);
     if (group_.two_level()) {
@@ -1026,7 +1027,7 @@ class HybridCall {
     void* head = group_.workspace.get(kSlotHead, bytes);
     over_messages([&] {
       group_.channel().recv(layout_.process - 1, carry_, bytes, tags::left_fold_chain);
-      guarded_op_.apply(carry_, call_.in, head, n);
+      guarded_op().apply(carry_, call_.in, head, n);
     });
     return head;
   }
@@ -1197,8 +1198,14 @@ class HybridCall {
   const ProcessLayout& layout_;
   const bool leader_;
   const int first_;
-  GuardedOp guard_;            // the op as the leaders apply it
-  ErasedOp guarded_op_;
+  // The op as the leaders apply it, built at first use: the node level's
+  // small calls never need it, and building it was a twentieth of theirs.
+  const ErasedOp& guarded_op() {
+    if (!guarded_op_) guarded_op_ = guard_.erased();
+    return *guarded_op_;
+  }
+  GuardedOp guard_;
+  std::optional<ErasedOp> guarded_op_;
   bool agreed_ = false;        // leader: step 2 has begun
   bool node_lost_ = false;     // leader: a process of the node died or timed out
   bool messages_lost_ = false;  // leader: a message exchange failed or timed out

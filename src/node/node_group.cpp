@@ -255,8 +255,8 @@ void NodeGroup::wait_for_slot(std::uint64_t op) {
   // Running ahead, this process would otherwise look at the others' lines
   // on every operation, and each look costs the writer a cache miss on its
   // next announcement: when it has to wait, it waits for half the slots
-  // at once. Safe: every process has announced op - 1's predecessors'
-  // needs, so each can reach op - kNodeSlots / 2 without us.
+  // at once. That cannot hang: this process has announced every operation
+  // before op, so the others reach op - kNodeSlots / 2 without it.
   const std::uint64_t ample = op - kNodeSlots / 2;
   std::uint64_t known = ample;
   for (int q = 0; q < size_; ++q) {
@@ -305,18 +305,9 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   if (direct != nullptr) mine.direct = *direct;
   if (payload_bytes > 0) copy_bytes(mine.payload_for(payload_bytes), payload, payload_bytes);
   publish(mine.seq, op);
-  if (runs_ahead) {
-    // The others read every announcement of ours: claim the next slot's
-    // line now rather than stall on it then.
-    __builtin_prefetch(&area(rank_).slot[(op + 1) % kNodeSlots], 1);
-    return {};
-  }
+  if (runs_ahead) return {};
   for (int q = 0; q < size_; ++q) {
-    if (q == rank_) continue;
-    wait(area(q).slot[s].seq, op, q, "announce the same operation");
-    // A process running ahead wrote its next announcement already: fetch
-    // it while this one completes.
-    __builtin_prefetch(&area(q).slot[(op + 1) % kNodeSlots], 0);
+    if (q != rank_) wait(area(q).slot[s].seq, op, q, "announce the same operation");
   }
   everyone_announced_ = compared_ = op;
   std::string text = compare_announcements(info);
