@@ -270,7 +270,7 @@ class HybridCall {
   }
 
   void fail(const std::string& why) {
-    if (failure_.empty()) failure_ = why;
+    if (failure_.empty() && !why.empty()) failure_ = why;
   }
 
   // The leaders that check agreement between them: every process, or with
