@@ -25,6 +25,9 @@ inline constexpr EnvironmentVariable kEnvironment[] = {
     {"HREDUCE_PROCS_PER_NODE", "0 (the nodes MPI reports)",
      "make_mpi_team: virtual nodes of this many consecutive ranks (to test multi-node logic on "
      "one machine); overrides MpiTeamOptions::procs_per_node"},
+    {"HREDUCE_NODE_SINGLE_COPY", "on",
+     "teams over MPI: off keeps long reductions of two processes of a node in the shared "
+     "segment's chunks instead of reading the other's memory in one copy (process_vm_readv)"},
     {"HREDUCE_MPI", "on", "libhreduce_mpi.so: off hands every call to PMPI_*"},
     {"HREDUCE_MPI_VERBOSE", "off",
      "libhreduce_mpi.so: print each reason a call went to PMPI_*, once, and a line of calls "

@@ -231,6 +231,15 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, b
          << node_->segment_size() << " bytes (chunks of " << node_->chunk_bytes()
          << " bytes, inputs up to " << kNodeInline << " bytes inline), process k of the node "
          << "folding slice k of every chunk in rank order";
+    if (node_->single_copy()) {
+      text << "; a reduce, scan or exscan of " << kNodeSingleCopyBytes << " to "
+           << node_->chunk_bytes() - 1 << " bytes per process with " << kNodeSingleCopyMaxProcesses
+           << " processes on the node: the receiving process reads the other's input in one "
+              "copy (process_vm_readv)";
+    } else if (node_->size() > 1) {
+      text << "; no single-copy reads between processes (HREDUCE_NODE_SINGLE_COPY=off, or the "
+              "kernel refused them)";
+    }
     text << "; this node's processes (logical PU indices):";
     for (int q = 0; q < node_->size(); ++q) {
       text << (q ? ";" : "") << " process " << node_processes_[q] << " (pid " << node_->pid(q)

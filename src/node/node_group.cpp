@@ -9,82 +9,16 @@
 
 #include "hreduce/error.hpp"
 #include "src/engine/copy.hpp"
+#include "src/engine/environment.hpp"
 #include "src/engine/exception_text.hpp"
 #include "src/engine/failure.hpp"
 #include "src/engine/fold.hpp"
 #include "src/engine/hash.hpp"
+#include "src/node/cross_memory.hpp"
+#include "src/node/node_areas.hpp"
 #include "src/node/shared_wait.hpp"
 
 namespace hreduce::detail {
-
-// One announcement. What every other process reads on every operation
-// (seq, signature, failed) shares the first line with short inputs.
-struct NodeGroup::Slot {
-  std::atomic<std::uint64_t> seq{0};  // = operation number once the rest is written
-  std::uint64_t signature = 0;
-  std::uint64_t digest = 0;  // of the process's signatures before this operation
-  std::uint32_t failed = 0;
-  std::uint32_t payload_bytes = 0;
-  // Scan: this process wants x_0 ∘ … ∘ x_q, not … ∘ x_{q-1}. Processes of
-  // one team may differ (one alone in its process takes the node's
-  // inclusive prefix as its result), and another process folds its slice.
-  std::uint32_t inclusive = 0;
-  std::uint32_t ran_ahead = 0;  // the process returned without waiting
-  alignas(16) std::byte short_payload[16];
-  // Buffers in memory from NodeGroup::allocate: the folders read this
-  // process's input and write its output there, skipping stage and drain
-  // (only chunked operations, which can afford a second line).
-  NodeGroup::Direct direct;
-  // For messages only, rewritten when the signature changes.
-  std::uint64_t count = 0;
-  std::int64_t root = 0;
-  std::int32_t kind = 0;
-  char type_name[64] = {};
-  char op_name[64] = {};
-  char failure[512] = {};
-  alignas(64) std::byte payload[kNodeInline];
-
-  const std::byte* payload_data() const {
-    return payload_bytes <= sizeof short_payload ? short_payload : payload;
-  }
-  std::byte* payload_for(std::size_t bytes) {
-    return bytes <= sizeof short_payload ? short_payload : payload;
-  }
-};
-
-struct alignas(128) NodeGroup::ProcessArea {
-  Slot slot[kNodeSlots];
-  alignas(128) std::atomic<std::uint64_t> staged{0};
-  alignas(128) std::atomic<std::uint64_t> folded{0};
-  alignas(128) std::atomic<std::uint64_t> drained{0};
-  // The last operation this process compared: every process's signatures
-  // up to it agreed (or all learnt they did not). A process running ahead
-  // needs only that *someone* compared lately, not that it waited itself.
-  alignas(128) std::atomic<std::uint64_t> compared{0};
-  // The op threw in this process's fold during operation `fold_failed`.
-  alignas(128) std::uint64_t fold_failed = 0;
-  char fold_failure[512] = {};
-  std::atomic<std::int32_t> pid{0};
-  // Where the process runs and its members sit, for explain().
-  char description[256] = {};
-};
-
-struct NodeGroup::Header {
-  SharedSleepers sleepers;
-  // 0; 1 while the first process to find the node broken writes why; 2.
-  alignas(128) std::atomic<std::uint32_t> broken{0};
-  char broken_text[1024] = {};
-};
-
-struct NodeGroup::Layout {
-  static constexpr std::size_t kHeader = sizeof(Header);
-  static std::size_t areas() { return kHeader; }
-  static std::size_t stages(int P) {
-    const std::size_t end = kHeader + P * sizeof(ProcessArea);
-    return (end + 4095) / 4096 * 4096;
-  }
-};
-
 namespace {
 
 std::size_t round_chunk(std::size_t chunk) {
@@ -228,6 +162,7 @@ void NodeGroup::restart() {
   mine.folded.store(0, std::memory_order_relaxed);
   mine.drained.store(0, std::memory_order_relaxed);
   mine.compared.store(0, std::memory_order_relaxed);
+  mine.released.store(0, std::memory_order_relaxed);
   mine.fold_failed = 0;
   ops_ = steps_ = compared_ = everyone_announced_ = digest_ = 0;
   std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
@@ -246,6 +181,7 @@ void NodeGroup::abandon() const {
   publish(mine.staged, kEnd);
   publish(mine.folded, kEnd);
   publish(mine.drained, kEnd);
+  publish(mine.released, kEnd);
 }
 
 void NodeGroup::wait_for_slot(std::uint64_t op) {
@@ -320,7 +256,8 @@ bool NodeGroup::recently_compared(std::uint64_t op) {
   // A process that receives (a reduce's root, the last of a scan) compares
   // on every operation: one look at its word usually lets this one go on.
   for (int q = 0; q < size_; ++q) {
-    if (q != rank_) compared_ = std::max(compared_, area(q).compared.load(std::memory_order_relaxed));
+    if (q != rank_)
+      compared_ = std::max(compared_, area(q).compared.load(std::memory_order_relaxed));
   }
   return op - compared_ < kNodeSlots - 1;
 }
@@ -343,7 +280,8 @@ std::string NodeGroup::compare_announcements(const NodeCallInfo& info) {
     earlier = earlier || area(q).slot[s].digest != area(0).slot[s].digest;
   }
   bool anyone_ran_ahead = false;
-  for (int q = 0; q < size_; ++q) anyone_ran_ahead = anyone_ran_ahead || area(q).slot[s].ran_ahead != 0;
+  for (int q = 0; q < size_; ++q)
+    anyone_ran_ahead = anyone_ran_ahead || area(q).slot[s].ran_ahead != 0;
   if (!earlier && (text.empty() || !anyone_ran_ahead)) {
     // Every process is here and knows: all start their digests afresh alike.
     if (!text.empty()) digest_ = mix(0, ops_);
@@ -431,12 +369,16 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
       const std::uint64_t same_at = direct.in.offset + r.out_lo * r.op->elem_size;
       if (clashes(direct.out, out_bytes, same_at)) direct.out = {};
     }
+    direct.reads_others =
+        (r.out_hi > r.out_lo ? 1 : 0) + (r.prefix != nullptr && rank_ > 0 ? 1 : 0);
+    direct.input_address = reinterpret_cast<std::uint64_t>(r.in);
   }
   std::string failure = announce_and_agree(info, offers ? r.in : nullptr, offers ? bytes : 0,
                                            r.prefix != nullptr && r.inclusive,
                                            small ? nullptr : &direct, contributes_only);
   if (!failure.empty() || r.count == 0) return failure;
-  return small ? reduce_small(r) : reduce_chunked(r);
+  if (small) return reduce_small(r);
+  return takes_single_copy(r) ? reduce_single_copy(r) : reduce_chunked(r);
 }
 
 std::string NodeGroup::reduce_small(const NodeReduction& r) {
@@ -616,12 +558,33 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
 }
 
 std::string NodeGroup::describe(const std::string& mine) {
-  copy_text(area(rank_).description, sizeof area(rank_).description, mine.c_str());
+  ProcessArea& me = area(rank_);
+  copy_text(me.description, sizeof me.description, mine.c_str());
+  static const std::uint64_t probe = 0x68726564756365ull;
+  allow_cross_memory_reads();
+  me.probe_address = reinterpret_cast<std::uint64_t>(&probe);
   NodeCallInfo info;
   info.signature = 0x646573637269ull;  // every process describes itself alike
   info.kind = CollectiveKind::barrier;
   info.type_name = info.op_name = "none";
-  return agree(info);
+  if (std::string failure = agree(info); !failure.empty()) return failure;
+  // One read of every other process's word tells whether the kernel lets
+  // this process read theirs; all use the single-copy path only if all can.
+  bool can_read = size_ > 1 && flag_from_environment("HREDUCE_NODE_SINGLE_COPY", true);
+  for (int q = 0; q < size_ && can_read; ++q) {
+    std::uint64_t word = 0;
+    std::string why;
+    if (q == rank_) continue;
+    can_read = read_process_memory(pid(q), reinterpret_cast<const void*>(area(q).probe_address),
+                                   &word, sizeof word, why) &&
+               word == probe;
+  }
+  me.probe_ok = can_read ? 1 : 2;
+  info.signature = 0x70726f6265ull;
+  if (std::string failure = agree(info); !failure.empty()) return failure;
+  single_copy_ = true;
+  for (int q = 0; q < size_; ++q) single_copy_ = single_copy_ && area(q).probe_ok == 1;
+  return {};
 }
 
 std::string NodeGroup::description(int rank) const {

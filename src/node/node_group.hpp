@@ -46,6 +46,15 @@
 //     every process drained t-2 (nobody reads result[s]). Steps count over
 //     all operations, the same on every process.
 //
+//   single     (two processes, one of which receives: a reduce, scan or
+//   copy       exscan; from kNodeSingleCopyBytes to less than one chunk,
+//              which the chunks cannot overlap) the receiver reads the
+//              other's private input straight from its memory
+//              (process_vm_readv, cross_memory.hpp) in one read, folding
+//              in rank order into its output; then it says `released` and
+//              the other returns. One copy where the chunks make three.
+//              Where the kernel forbids such reads (probed when the team is
+//              built) or HREDUCE_NODE_SINGLE_COPY=off, the chunks do it.
 //   direct     a process whose input, output or prefix lies in memory from
 //              allocate() says where in its announcement: it skips its
 //              stage (the folders read its input there) or its drain (the
@@ -75,6 +84,11 @@ inline constexpr std::size_t kNodeInline = 512;
 inline constexpr int kNodeSlots = 16;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
+// The single-copy path: from this many bytes per process up to one chunk
+// (exclusive), for at most this many processes (a receiver reads P - 1
+// vectors alone, where the chunks spread the work).
+inline constexpr std::size_t kNodeSingleCopyBytes = 32 * 1024;
+inline constexpr int kNodeSingleCopyMaxProcesses = 2;
 
 // What every process of the node says about one node operation. All fields
 // but `failure` must agree; `signature` covers them and whatever else the
@@ -147,8 +161,11 @@ class NodeGroup {
   // Collective over the node's processes: publishes how this process is
   // placed (`mine`, for people) and waits until every process has; returns
   // the failure text as the reductions do.
+  // It also settles whether the processes may read each other's memory
+  // (the single-copy path, above).
   std::string describe(const std::string& mine);
   std::string description(int rank) const;
+  bool single_copy() const { return single_copy_; }
   int pid(int rank) const;
   // The staging chunks of a process, and the result chunks: where their
   // pages sit is what explain() reports.
@@ -196,6 +213,11 @@ class NodeGroup {
     // Scan: this process receives part of the node's total (without any,
     // the last process's input is read by nobody unless it is inclusive).
     std::uint32_t wants_total = 0;
+    // For the single-copy path: how many results this process needs from
+    // the others' inputs (its part of the total, its prefix), and where
+    // its input lies in its own address space.
+    std::uint32_t reads_others = 0;
+    std::uint64_t input_address = 0;
   };
 
   // `contributes_only`: this process needs nothing from the others in this
@@ -220,6 +242,13 @@ class NodeGroup {
   bool last_input_read() const;
   std::string reduce_small(const NodeReduction& r);
   std::string reduce_chunked(const NodeReduction& r);
+  // The single-copy path (node_single_copy.cpp): whether this operation
+  // takes it (the same answer on every process), and running it.
+  bool takes_single_copy(const NodeReduction& r) const;
+  std::string reduce_single_copy(const NodeReduction& r);
+  // dest[0, hi - lo) = x_first ∘ … ∘ x_last over elements [lo, hi).
+  void fold_remote(const NodeReduction& r, int first, int last, std::size_t lo, std::size_t hi,
+                   void* dest);
   void fold_slice(const NodeReduction& r, int buffer, std::size_t c0, std::size_t lo,
                   std::size_t hi);
   Place find_allocation(const void* data, std::size_t bytes) const;
@@ -239,6 +268,7 @@ class NodeGroup {
   Deadline deadline_;
   std::uint64_t last_signature_[kNodeSlots];
   bool run_ahead_;
+  bool single_copy_ = false;  // settled by describe()
   // The last operation this process waited in and compared, and one that
   // every process is known to have announced.
   std::uint64_t compared_ = 0, everyone_announced_ = 0;

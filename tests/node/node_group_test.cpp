@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -34,16 +35,16 @@ constexpr std::size_t kChunk = 4096;  // small, so short vectors take many steps
 // each one's failure texts (in order) or exception message.
 std::vector<std::string> on_node(int P, const std::function<std::string(NodeGroup&, int)>& fn,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(30),
-                                 bool run_ahead = true) {
+                                 bool run_ahead = true, std::size_t chunk = kChunk) {
   InMemoryFabric fabric(P);
   std::vector<std::string> said(P);
   std::vector<std::thread> processes;
   for (int k = 0; k < P; ++k) {
     processes.emplace_back([&, k] {
       try {
-        const std::size_t bytes = NodeGroup::segment_bytes(P, kChunk);
+        const std::size_t bytes = NodeGroup::segment_bytes(P, chunk);
         SharedSegment segment = SharedSegment::for_node(fabric.endpoint(k), bytes);
-        NodeGroup group(std::move(segment), k, P, 0, kChunk, timeout, true, run_ahead);
+        NodeGroup group(std::move(segment), k, P, 0, chunk, timeout, true, run_ahead);
         said[k] = fn(group, k);
       } catch (const std::exception& e) {
         said[k] = std::string("threw: ") + e.what();
@@ -164,6 +165,72 @@ TEST_CASE("a non-commutative op combines in node rank order", "[node][conformanc
     }
     return {};
   });
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+}
+
+TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
+          "[node][conformance]") {
+  // A chunk of 256 KiB, so that vectors from 32 KiB up to it read each
+  // other's memory in one copy (these "processes" are threads of one, which
+  // process_vm_readv reads as well); around both limits, and with it off.
+  constexpr std::size_t kLong = 256 * 1024;
+  const bool single = GENERATE(true, false);
+  const int P = GENERATE(2, 3);
+  const std::size_t n = GENERATE(std::size_t{2047}, std::size_t{2048}, std::size_t{9000},
+                                 std::size_t{16383}, std::size_t{16384}, std::size_t{40000});
+  const CollectiveKind kind =
+      GENERATE(CollectiveKind::reduce, CollectiveKind::scan, CollectiveKind::exscan);
+  const bool in_place = GENERATE(false, true);
+  INFO(P << " processes, " << to_string(kind) << " of " << n << " Affine (16 B)"
+         << (in_place ? ", in place" : "") << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));
+  if (single) {
+    unsetenv("HREDUCE_NODE_SINGLE_COPY");
+  } else {
+    setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
+  }
+  auto said = on_node(
+      P,
+      [&](NodeGroup& g, int rank) -> std::string {
+        if (std::string failure = g.describe("test"); !failure.empty()) return failure;
+        if (g.single_copy() != (single && P > 1)) return "single_copy() is wrong";
+        auto x = [](int q, std::size_t i) { return Affine{3 + 2 * q + i % 5, q + 7 * i}; };
+        // A non-commutative op that promises not to throw, as MPI's ops do.
+        ErasedOp op = erase_op<Affine>(affine_op);
+        op.may_throw = false;
+        for (int root = 0; root < (kind == CollectiveKind::reduce ? P : 1); ++root) {
+          std::vector<Affine> in(n), out(n, Affine{0, 0});
+          for (std::size_t i = 0; i < n; ++i) in[i] = x(rank, i);
+          NodeReduction r;
+          r.in = in.data();
+          r.count = n;
+          r.op = &op;
+          void* mine = in_place ? static_cast<void*>(in.data()) : out.data();
+          if (kind == CollectiveKind::reduce) {
+            r.out = mine;
+            r.out_hi = rank == root ? n : 0;
+          } else {
+            r.prefix = mine;
+            r.inclusive = kind == CollectiveKind::scan;
+          }
+          const std::string failure = g.reduce(info(kind, n, 11 + root), r);
+          if (!failure.empty()) return failure;
+          const int upto = kind == CollectiveKind::reduce ? (rank == root ? P - 1 : -1)
+                           : kind == CollectiveKind::scan ? rank
+                                                          : rank - 1;
+          const std::vector<Affine>& got = in_place ? in : out;
+          for (std::size_t i = 0; i < n && upto >= 0; ++i) {
+            Affine want = x(0, i);
+            for (int q = 1; q <= upto; ++q) want = compose(want, x(q, i));
+            if (!(got[i] == want))
+              return "root " + std::to_string(root) + ", element " + std::to_string(i);
+          }
+          // What the process receives nothing in stays as it was.
+          if (upto < 0 && !in_place && !(out[0] == Affine{0, 0})) return "wrote to no output";
+        }
+        return {};
+      },
+      std::chrono::seconds(30), true, kLong);
+  unsetenv("HREDUCE_NODE_SINGLE_COPY");
   for (int k = 0; k < P; ++k) CHECK(said[k] == "");
 }
 

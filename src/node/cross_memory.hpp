@@ -1,0 +1,28 @@
+// Reading another process's memory in one copy (Linux cross-memory attach,
+// process_vm_readv(2)), as MPI libraries do for long messages within a
+// node: the node level's single-copy path (node_group.hpp) reads a peer's
+// private input straight into its own buffers, where the shared segment
+// would copy it in and out.
+//
+// The kernel allows it between processes of one user unless Yama's
+// ptrace_scope restricts it to descendants, or a seccomp policy (some
+// containers) forbids the call. Every process therefore opts in to being
+// read and the node tries one read of each peer before relying on it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace hreduce::detail {
+
+// Lets any process of this user read this process's memory where Yama
+// would otherwise allow only ancestors; does nothing where there is no
+// Yama. Once per process.
+void allow_cross_memory_reads();
+
+// Copies `bytes` at `remote` in process `pid` to `local`. False, with the
+// reason in `why`, when the kernel refuses or the range is not all mapped.
+bool read_process_memory(int pid, const void* remote, void* local, std::size_t bytes,
+                         std::string& why);
+
+}  // namespace hreduce::detail

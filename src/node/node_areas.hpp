@@ -1,0 +1,89 @@
+// The layout of the node's segment as NodeGroup's algorithms see it
+// (node_group.cpp, node_single_copy.cpp): private to src/node.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "src/node/node_group.hpp"
+#include "src/node/shared_wait.hpp"
+
+namespace hreduce::detail {
+
+// One announcement. What every other process reads on every operation
+// (seq, signature, failed) shares the first line with short inputs.
+struct NodeGroup::Slot {
+  std::atomic<std::uint64_t> seq{0};  // = operation number once the rest is written
+  std::uint64_t signature = 0;
+  std::uint64_t digest = 0;  // of the process's signatures before this operation
+  std::uint32_t failed = 0;
+  std::uint32_t payload_bytes = 0;
+  // Scan: this process wants x_0 ∘ … ∘ x_q, not … ∘ x_{q-1}. Processes of
+  // one team may differ (one alone in its process takes the node's
+  // inclusive prefix as its result), and another process folds its slice.
+  std::uint32_t inclusive = 0;
+  std::uint32_t ran_ahead = 0;  // the process returned without waiting
+  alignas(16) std::byte short_payload[16];
+  // Buffers in memory from NodeGroup::allocate: the folders read this
+  // process's input and write its output there, skipping stage and drain
+  // (only chunked operations, which can afford a second line).
+  NodeGroup::Direct direct;
+  // For messages only, rewritten when the signature changes.
+  std::uint64_t count = 0;
+  std::int64_t root = 0;
+  std::int32_t kind = 0;
+  char type_name[64] = {};
+  char op_name[64] = {};
+  char failure[512] = {};
+  alignas(64) std::byte payload[kNodeInline];
+
+  const std::byte* payload_data() const {
+    return payload_bytes <= sizeof short_payload ? short_payload : payload;
+  }
+  std::byte* payload_for(std::size_t bytes) {
+    return bytes <= sizeof short_payload ? short_payload : payload;
+  }
+};
+
+struct alignas(128) NodeGroup::ProcessArea {
+  Slot slot[kNodeSlots];
+  alignas(128) std::atomic<std::uint64_t> staged{0};
+  alignas(128) std::atomic<std::uint64_t> folded{0};
+  alignas(128) std::atomic<std::uint64_t> drained{0};
+  // The last operation this process compared: every process's signatures
+  // up to it agreed (or all learnt they did not). A process running ahead
+  // needs only that *someone* compared lately, not that it waited itself.
+  alignas(128) std::atomic<std::uint64_t> compared{0};
+  // The single-copy path: the last operation whose reading this process
+  // finished (the others' inputs may change from then on).
+  alignas(128) std::atomic<std::uint64_t> released{0};
+  // The op threw in this process's fold during operation `fold_failed`.
+  alignas(128) std::uint64_t fold_failed = 0;
+  char fold_failure[512] = {};
+  std::atomic<std::int32_t> pid{0};
+  // describe(): a word of this process for the others to try reading, and
+  // whether this process could read every other's (1) or not (2).
+  std::uint64_t probe_address = 0;
+  std::uint32_t probe_ok = 0;
+  // Where the process runs and its members sit, for explain().
+  char description[256] = {};
+};
+
+struct NodeGroup::Header {
+  SharedSleepers sleepers;
+  // 0; 1 while the first process to find the node broken writes why; 2.
+  alignas(128) std::atomic<std::uint32_t> broken{0};
+  char broken_text[1024] = {};
+};
+
+struct NodeGroup::Layout {
+  static constexpr std::size_t kHeader = sizeof(Header);
+  static std::size_t areas() { return kHeader; }
+  static std::size_t stages(int P) {
+    const std::size_t end = kHeader + P * sizeof(ProcessArea);
+    return (end + 4095) / 4096 * 4096;
+  }
+};
+
+}  // namespace hreduce::detail
