@@ -232,13 +232,13 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, b
          << " bytes, inputs up to " << kNodeInline << " bytes inline), process k of the node "
          << "folding slice k of every chunk in rank order";
     if (node_->single_copy()) {
-      text << "; a reduce, scan or exscan of " << kNodeSingleCopyBytes << " to "
-           << node_->chunk_bytes() - 1 << " bytes per process with " << kNodeSingleCopyMaxProcesses
-           << " processes on the node: the receiving process reads the other's input in one "
-              "copy (process_vm_readv)";
+      text << "; with 2 processes on the node, an exscan from " << kNodeSingleCopyBytes
+           << " bytes per process, and a reduce, allreduce or scan from there up to one chunk, "
+              "read and write the other process's memory in one copy "
+              "(process_vm_readv/writev) instead";
     } else if (node_->size() > 1) {
-      text << "; no single-copy reads between processes (HREDUCE_NODE_SINGLE_COPY=off, or the "
-              "kernel refused them)";
+      text << "; no single-copy access between processes (HREDUCE_NODE_SINGLE_COPY=off, or the "
+              "kernel refused it)";
     }
     text << "; this node's processes (logical PU indices):";
     for (int q = 0; q < node_->size(); ++q) {

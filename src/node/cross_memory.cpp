@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 namespace hreduce::detail {
 
@@ -19,26 +20,43 @@ void allow_cross_memory_reads() {
   });
 }
 
-bool read_process_memory(int pid, const void* remote, void* local, std::size_t bytes,
-                         std::string& why) {
-  auto* to = static_cast<char*>(local);
-  auto* from = static_cast<char*>(const_cast<void*>(remote));
+namespace {
+
+// process_vm_readv or process_vm_writev until all `bytes` moved: a partial
+// transfer stops at the end of a mapped range, and the next call fails if
+// nothing follows.
+template <class Transfer>
+bool transfer_all(Transfer transfer, const char* name, int pid, char* local, char* remote,
+                  std::size_t bytes, std::string& why) {
   while (bytes > 0) {
-    iovec mine{to, bytes}, theirs{from, bytes};
-    const ssize_t got = process_vm_readv(pid, &mine, 1, &theirs, 1, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      why = "process_vm_readv from process " + std::to_string(pid) +
-            " failed: " + (got < 0 ? std::strerror(errno) : "no bytes read");
+    iovec mine{local, bytes}, theirs{remote, bytes};
+    const ssize_t moved = transfer(pid, &mine, 1UL, &theirs, 1UL, 0UL);
+    if (moved < 0 && errno == EINTR) continue;
+    if (moved <= 0) {
+      why = std::string(name) + " with process " + std::to_string(pid) +
+            " failed: " + (moved < 0 ? std::strerror(errno) : "nothing moved");
       return false;
     }
-    // A partial read stops at the end of a mapped range: go on from there
-    // (the next call fails if nothing follows).
-    to += got;
-    from += got;
-    bytes -= static_cast<std::size_t>(got);
+    local += moved;
+    remote += moved;
+    bytes -= static_cast<std::size_t>(moved);
   }
   return true;
+}
+
+}  // namespace
+
+bool read_process_memory(int pid, const void* remote, void* local, std::size_t bytes,
+                         std::string& why) {
+  return transfer_all(process_vm_readv, "process_vm_readv", pid, static_cast<char*>(local),
+                      static_cast<char*>(const_cast<void*>(remote)), bytes, why);
+}
+
+bool write_process_memory(int pid, void* remote, const void* local, std::size_t bytes,
+                          std::string& why) {
+  return transfer_all(process_vm_writev, "process_vm_writev", pid,
+                      static_cast<char*>(const_cast<void*>(local)), static_cast<char*>(remote),
+                      bytes, why);
 }
 
 }  // namespace hreduce::detail

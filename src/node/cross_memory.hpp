@@ -1,8 +1,9 @@
-// Reading another process's memory in one copy (Linux cross-memory attach,
-// process_vm_readv(2)), as MPI libraries do for long messages within a
-// node: the node level's single-copy path (node_group.hpp) reads a peer's
-// private input straight into its own buffers, where the shared segment
-// would copy it in and out.
+// Reading and writing another process's memory in one copy (Linux
+// cross-memory attach, process_vm_readv(2) and process_vm_writev), as MPI
+// libraries do for long messages within a node: the node level's
+// single-copy path (node_group.hpp) reads a peer's private input and writes
+// its private output directly, where the shared segment would copy them in
+// and out.
 //
 // The kernel allows it between processes of one user unless Yama's
 // ptrace_scope restricts it to descendants, or a seccomp policy (some
@@ -24,5 +25,8 @@ void allow_cross_memory_reads();
 // reason in `why`, when the kernel refuses or the range is not all mapped.
 bool read_process_memory(int pid, const void* remote, void* local, std::size_t bytes,
                          std::string& why);
+// Copies `bytes` at `local` to `remote` in process `pid`; as above.
+bool write_process_memory(int pid, void* remote, const void* local, std::size_t bytes,
+                          std::string& why);
 
 }  // namespace hreduce::detail

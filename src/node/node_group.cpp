@@ -369,16 +369,17 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
       const std::uint64_t same_at = direct.in.offset + r.out_lo * r.op->elem_size;
       if (clashes(direct.out, out_bytes, same_at)) direct.out = {};
     }
-    direct.reads_others =
-        (r.out_hi > r.out_lo ? 1 : 0) + (r.prefix != nullptr && rank_ > 0 ? 1 : 0);
     direct.input_address = reinterpret_cast<std::uint64_t>(r.in);
+    direct.output_address = reinterpret_cast<std::uint64_t>(r.out);
+    direct.prefix_address = reinterpret_cast<std::uint64_t>(r.prefix);
+    direct.total = r.out_hi == r.out_lo ? 0 : r.out_lo == 0 && r.out_hi == r.count ? 1 : 2;
   }
   std::string failure = announce_and_agree(info, offers ? r.in : nullptr, offers ? bytes : 0,
                                            r.prefix != nullptr && r.inclusive,
                                            small ? nullptr : &direct, contributes_only);
   if (!failure.empty() || r.count == 0) return failure;
   if (small) return reduce_small(r);
-  return takes_single_copy(r) ? reduce_single_copy(r) : reduce_chunked(r);
+  return single_copy_cut(r) != ~std::size_t{0} ? reduce_single_copy(r) : reduce_chunked(r);
 }
 
 std::string NodeGroup::reduce_small(const NodeReduction& r) {

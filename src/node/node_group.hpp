@@ -46,15 +46,18 @@
 //     every process drained t-2 (nobody reads result[s]). Steps count over
 //     all operations, the same on every process.
 //
-//   single     (two processes, one of which receives: a reduce, scan or
-//   copy       exscan; from kNodeSingleCopyBytes to less than one chunk,
-//              which the chunks cannot overlap) the receiver reads the
-//              other's private input straight from its memory
-//              (process_vm_readv, cross_memory.hpp) in one read, folding
-//              in rank order into its output; then it says `released` and
-//              the other returns. One copy where the chunks make three.
-//              Where the kernel forbids such reads (probed when the team is
-//              built) or HREDUCE_NODE_SINGLE_COPY=off, the chunks do it.
+//   single     (two processes, from kNodeSingleCopyBytes; not for
+//   copy       reduce_scatter) the vector is cut in two, and process q
+//              computes every result over its part: it reads the other's
+//              input and writes the other's output straight in its memory
+//              (process_vm_readv/writev, cross_memory.hpp), in pieces of a
+//              chunk, folding in rank order; then it says `released` and
+//              waits for the other's. Each byte moves once. An exscan's
+//              copy is cut in halves at any length; a fold only below one
+//              chunk (above, the chunks' overlap wins), all of it to a
+//              single receiver, halves for two. Where the kernel forbids
+//              such access (probed when the team is built) or
+//              HREDUCE_NODE_SINGLE_COPY=off, the chunks do it.
 //   direct     a process whose input, output or prefix lies in memory from
 //              allocate() says where in its announcement: it skips its
 //              stage (the folders read its input there) or its drain (the
@@ -84,11 +87,8 @@ inline constexpr std::size_t kNodeInline = 512;
 inline constexpr int kNodeSlots = 16;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
-// The single-copy path: from this many bytes per process up to one chunk
-// (exclusive), for at most this many processes (a receiver reads P - 1
-// vectors alone, where the chunks spread the work).
+// The single-copy path (two processes): from this many bytes per process.
 inline constexpr std::size_t kNodeSingleCopyBytes = 32 * 1024;
-inline constexpr int kNodeSingleCopyMaxProcesses = 2;
 
 // What every process of the node says about one node operation. All fields
 // but `failure` must agree; `signature` covers them and whatever else the
@@ -213,11 +213,11 @@ class NodeGroup {
     // Scan: this process receives part of the node's total (without any,
     // the last process's input is read by nobody unless it is inclusive).
     std::uint32_t wants_total = 0;
-    // For the single-copy path: how many results this process needs from
-    // the others' inputs (its part of the total, its prefix), and where
-    // its input lies in its own address space.
-    std::uint32_t reads_others = 0;
-    std::uint64_t input_address = 0;
+    // For the single-copy path: where this process's input, output and
+    // prefix lie in its own address space (0: none), and whether it
+    // receives all of the total (1) or a part (2).
+    std::uint64_t input_address = 0, output_address = 0, prefix_address = 0;
+    std::uint32_t total = 0;
   };
 
   // `contributes_only`: this process needs nothing from the others in this
@@ -242,13 +242,11 @@ class NodeGroup {
   bool last_input_read() const;
   std::string reduce_small(const NodeReduction& r);
   std::string reduce_chunked(const NodeReduction& r);
-  // The single-copy path (node_single_copy.cpp): whether this operation
-  // takes it (the same answer on every process), and running it.
-  bool takes_single_copy(const NodeReduction& r) const;
+  // The single-copy path (node_single_copy.cpp): where it cuts the vector
+  // (the same answer on every process), and running it.
+  // Process 0's part of the vector, [0, cut); ~0: the chunks instead.
+  std::size_t single_copy_cut(const NodeReduction& r) const;
   std::string reduce_single_copy(const NodeReduction& r);
-  // dest[0, hi - lo) = x_first ∘ … ∘ x_last over elements [lo, hi).
-  void fold_remote(const NodeReduction& r, int first, int last, std::size_t lo, std::size_t hi,
-                   void* dest);
   void fold_slice(const NodeReduction& r, int buffer, std::size_t c0, std::size_t lo,
                   std::size_t hi);
   Place find_allocation(const void* data, std::size_t bytes) const;

@@ -2,6 +2,7 @@
 // op family × size × in place, on uneven process layouts and node groupings,
 // against the sequential oracle over team ranks; plus the faults.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "tests/engine/families.hpp"
@@ -59,6 +60,50 @@ TEST_CASE("multi-process collectives match the sequential oracle", "[hybrid][con
                         fam.name.find("loc") != std::string::npos;
     if (!subset) return;
     for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}}) {
+      for (Collective c : all_collectives()) {
+        for (bool in_place : {false, true}) {
+          for (int root : {0, world.size() - 1}) {
+            if (root != 0 && c != Collective::reduce) continue;
+            const std::string problem = check_world(world, fam, c, n, in_place, root);
+            if (!problem.empty()) {
+              FAIL_CHECK(fam.name << " " << name_of(c) << " n=" << n
+                                  << (in_place ? " in place" : "") << " root=" << root << ": "
+                                  << problem);
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("long vectors on two processes of a node, with and without single copy",
+          "[hybrid][conformance]") {
+  // From 32 KiB per process two processes of one node reach each other's
+  // memory directly (node_single_copy.cpp): with one member each and with
+  // several (whose leaders then hold workspace buffers), next to a pair on
+  // a second node, for every collective, in place or not, at both roots.
+  const bool single = GENERATE(true, false);
+  const Layout layout =
+      GENERATE(Layout{"2 processes x 1", {1, 1}, {}}, Layout{"2 processes of 2 and 3", {2, 3}, {}},
+               Layout{"2 nodes of 2 processes", {1, 2, 1, 1}, {0, 0, 1, 1}});
+  if (single) {
+    unsetenv("HREDUCE_NODE_SINGLE_COPY");
+  } else {
+    setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
+  }
+  World world(layout.threads, layout.node_of, pipelining(false, true));
+  unsetenv("HREDUCE_NODE_SINGLE_COPY");
+  INFO(layout.name << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));
+  CHECK((world.team(0).explain(Collective::exscan, 65536).find("process_vm_readv") !=
+         std::string::npos) == single);
+  for_each_family([&](const auto& fam) {
+    const bool subset =
+        fam.name.find("sum") != std::string::npos || fam.name.find("user") != std::string::npos;
+    if (!subset) return;
+    // 5000 elements: 20 KiB of int (the chunks), 40 KiB of double (one
+    // copy); 40000: 160 KiB to 640 KiB, across the chunk.
+    for (std::size_t n : {std::size_t{5000}, std::size_t{40000}}) {
       for (Collective c : all_collectives()) {
         for (bool in_place : {false, true}) {
           for (int root : {0, world.size() - 1}) {

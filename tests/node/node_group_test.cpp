@@ -170,16 +170,17 @@ TEST_CASE("a non-commutative op combines in node rank order", "[node][conformanc
 
 TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
           "[node][conformance]") {
-  // A chunk of 256 KiB, so that vectors from 32 KiB up to it read each
-  // other's memory in one copy (these "processes" are threads of one, which
-  // process_vm_readv reads as well); around both limits, and with it off.
+  // Two processes reach each other's memory in one copy from 32 KiB (these
+  // "processes" are threads of one, which process_vm_readv/writev reach as
+  // well): around that limit, across the 256 KiB pieces, with an odd
+  // length, with three processes (never) and with it off.
   constexpr std::size_t kLong = 256 * 1024;
   const bool single = GENERATE(true, false);
   const int P = GENERATE(2, 3);
-  const std::size_t n = GENERATE(std::size_t{2047}, std::size_t{2048}, std::size_t{9000},
-                                 std::size_t{16383}, std::size_t{16384}, std::size_t{40000});
-  const CollectiveKind kind =
-      GENERATE(CollectiveKind::reduce, CollectiveKind::scan, CollectiveKind::exscan);
+  const std::size_t n = GENERATE(std::size_t{2047}, std::size_t{2048}, std::size_t{9001},
+                                 std::size_t{16384}, std::size_t{40001});
+  const CollectiveKind kind = GENERATE(CollectiveKind::reduce, CollectiveKind::allreduce,
+                                       CollectiveKind::scan, CollectiveKind::exscan);
   const bool in_place = GENERATE(false, true);
   INFO(P << " processes, " << to_string(kind) << " of " << n << " Affine (16 B)"
          << (in_place ? ", in place" : "") << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));
@@ -205,18 +206,19 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
           r.count = n;
           r.op = &op;
           void* mine = in_place ? static_cast<void*>(in.data()) : out.data();
-          if (kind == CollectiveKind::reduce) {
+          if (kind == CollectiveKind::reduce || kind == CollectiveKind::allreduce) {
             r.out = mine;
-            r.out_hi = rank == root ? n : 0;
+            r.out_hi = kind == CollectiveKind::allreduce || rank == root ? n : 0;
           } else {
             r.prefix = mine;
             r.inclusive = kind == CollectiveKind::scan;
           }
           const std::string failure = g.reduce(info(kind, n, 11 + root), r);
           if (!failure.empty()) return failure;
-          const int upto = kind == CollectiveKind::reduce ? (rank == root ? P - 1 : -1)
-                           : kind == CollectiveKind::scan ? rank
-                                                          : rank - 1;
+          const int upto = kind == CollectiveKind::allreduce ? P - 1
+                           : kind == CollectiveKind::reduce  ? (rank == root ? P - 1 : -1)
+                           : kind == CollectiveKind::scan    ? rank
+                                                             : rank - 1;
           const std::vector<Affine>& got = in_place ? in : out;
           for (std::size_t i = 0; i < n && upto >= 0; ++i) {
             Affine want = x(0, i);
