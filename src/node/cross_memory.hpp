@@ -7,8 +7,8 @@
 //
 // The kernel allows it between processes of one user unless Yama's
 // ptrace_scope restricts it to descendants, or a seccomp policy (some
-// containers) forbids the call. Every process therefore opts in to being
-// read and the node tries one read of each peer before relying on it.
+// containers) forbids the calls. Every process therefore opts in, and the
+// node tries one read and one write of each peer before relying on them.
 #pragma once
 
 #include <cstddef>
@@ -16,8 +16,8 @@
 
 namespace hreduce::detail {
 
-// Lets any process of this user read this process's memory where Yama
-// would otherwise allow only ancestors; does nothing where there is no
+// Lets any process of this user read and write this process's memory where
+// Yama would otherwise allow only ancestors; does nothing where there is no
 // Yama. Once per process.
 void allow_cross_memory_reads();
 

@@ -62,8 +62,9 @@ struct alignas(128) NodeGroup::ProcessArea {
   alignas(128) std::uint64_t fold_failed = 0;
   char fold_failure[512] = {};
   std::atomic<std::int32_t> pid{0};
-  // describe(): a word of this process for the others to try reading, and
-  // whether this process could read every other's (1) or not (2).
+  // describe(): a word of this process for the others to try reading and
+  // writing, and whether this process could reach every other's (1) or
+  // not (2).
   std::uint64_t probe_address = 0;
   std::uint32_t probe_ok = 0;
   // Where the process runs and its members sit, for explain().

@@ -256,8 +256,8 @@ bool NodeGroup::recently_compared(std::uint64_t op) {
   // A process that receives (a reduce's root, the last of a scan) compares
   // on every operation: one look at its word usually lets this one go on.
   for (int q = 0; q < size_; ++q) {
-    if (q != rank_)
-      compared_ = std::max(compared_, area(q).compared.load(std::memory_order_relaxed));
+    if (q == rank_) continue;
+    compared_ = std::max(compared_, area(q).compared.load(std::memory_order_relaxed));
   }
   return op - compared_ < kNodeSlots - 1;
 }
@@ -280,8 +280,9 @@ std::string NodeGroup::compare_announcements(const NodeCallInfo& info) {
     earlier = earlier || area(q).slot[s].digest != area(0).slot[s].digest;
   }
   bool anyone_ran_ahead = false;
-  for (int q = 0; q < size_; ++q)
+  for (int q = 0; q < size_; ++q) {
     anyone_ran_ahead = anyone_ran_ahead || area(q).slot[s].ran_ahead != 0;
+  }
   if (!earlier && (text.empty() || !anyone_ran_ahead)) {
     // Every process is here and knows: all start their digests afresh alike.
     if (!text.empty()) digest_ = mix(0, ops_);
@@ -561,7 +562,8 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
 std::string NodeGroup::describe(const std::string& mine) {
   ProcessArea& me = area(rank_);
   copy_text(me.description, sizeof me.description, mine.c_str());
-  static const std::uint64_t probe = 0x68726564756365ull;
+  // Writable, so the others can try writing it too (the value it holds).
+  static std::uint64_t probe = 0x68726564756365ull;
   allow_cross_memory_reads();
   me.probe_address = reinterpret_cast<std::uint64_t>(&probe);
   NodeCallInfo info;
@@ -569,18 +571,19 @@ std::string NodeGroup::describe(const std::string& mine) {
   info.kind = CollectiveKind::barrier;
   info.type_name = info.op_name = "none";
   if (std::string failure = agree(info); !failure.empty()) return failure;
-  // One read of every other process's word tells whether the kernel lets
-  // this process read theirs; all use the single-copy path only if all can.
-  bool can_read = size_ > 1 && flag_from_environment("HREDUCE_NODE_SINGLE_COPY", true);
-  for (int q = 0; q < size_ && can_read; ++q) {
+  // Reading and writing back every other process's word tells whether the
+  // kernel (or a seccomp policy) lets this process reach their memory; all
+  // use the single-copy path only if all can.
+  bool can_reach = size_ > 1 && flag_from_environment("HREDUCE_NODE_SINGLE_COPY", true);
+  for (int q = 0; q < size_ && can_reach; ++q) {
+    if (q == rank_) continue;
+    void* theirs = reinterpret_cast<void*>(area(q).probe_address);
     std::uint64_t word = 0;
     std::string why;
-    if (q == rank_) continue;
-    can_read = read_process_memory(pid(q), reinterpret_cast<const void*>(area(q).probe_address),
-                                   &word, sizeof word, why) &&
-               word == probe;
+    can_reach = read_process_memory(pid(q), theirs, &word, sizeof word, why) && word == probe &&
+                write_process_memory(pid(q), theirs, &word, sizeof word, why);
   }
-  me.probe_ok = can_read ? 1 : 2;
+  me.probe_ok = can_reach ? 1 : 2;
   info.signature = 0x70726f6265ull;
   if (std::string failure = agree(info); !failure.empty()) return failure;
   single_copy_ = true;
