@@ -380,7 +380,8 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
                                            small ? nullptr : &direct, contributes_only);
   if (!failure.empty() || r.count == 0) return failure;
   if (small) return reduce_small(r);
-  return single_copy_cut(r) != ~std::size_t{0} ? reduce_single_copy(r) : reduce_chunked(r);
+  const std::size_t cut = single_copy_cut(r);
+  return cut != ~std::size_t{0} ? reduce_single_copy(r, cut) : reduce_chunked(r);
 }
 
 std::string NodeGroup::reduce_small(const NodeReduction& r) {

@@ -246,7 +246,7 @@ class NodeGroup {
   // (the same answer on every process), and running it.
   // Process 0's part of the vector, [0, cut); ~0: the chunks instead.
   std::size_t single_copy_cut(const NodeReduction& r) const;
-  std::string reduce_single_copy(const NodeReduction& r);
+  std::string reduce_single_copy(const NodeReduction& r, std::size_t cut);
   void fold_slice(const NodeReduction& r, int buffer, std::size_t c0, std::size_t lo,
                   std::size_t hi);
   Place find_allocation(const void* data, std::size_t bytes) const;

@@ -70,7 +70,7 @@ std::size_t NodeGroup::single_copy_cut(const NodeReduction& r) const {
   return receiver == 0 ? r.count : 0;
 }
 
-std::string NodeGroup::reduce_single_copy(const NodeReduction& r) {
+std::string NodeGroup::reduce_single_copy(const NodeReduction& r, std::size_t cut) {
   const int s = static_cast<int>(ops_ % kNodeSlots);
   const std::size_t es = r.op->elem_size;
   const int q = rank_, peer = 1 - rank_;
@@ -81,7 +81,6 @@ std::string NodeGroup::reduce_single_copy(const NodeReduction& r) {
   for (int p = 0; p < 2; ++p) {
     want[p] = wanted(area(p).slot[s].direct, p, area(p).slot[s].inclusive != 0);
   }
-  const std::size_t cut = single_copy_cut(r);
   const std::size_t lo = q == 0 ? 0 : cut, hi = q == 0 ? cut : r.count;
   const std::size_t piece = chunk_ / es;
   auto at = [&](std::uint64_t address, std::size_t element) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -361,6 +362,24 @@ void check_layouts(int p) {
   }
 }
 
+// One collective call of `collective` on member `m`, for the error tests
+// (which check what it throws, not what it returns).
+template <class Op>
+void call_collective(Member& m, Collective collective, const double* in, double* out, std::size_t n,
+                     const Op& op, int root, std::span<const std::size_t> counts, std::size_t block,
+                     const CollectiveOptions& options) {
+  switch (collective) {
+    case Collective::allreduce: m.allreduce(in, out, n, op, options); break;
+    case Collective::reduce: m.reduce(in, out, n, op, root, options); break;
+    case Collective::reduce_scatter: m.reduce_scatter(in, out, counts, op, options); break;
+    case Collective::reduce_scatter_block:
+      m.reduce_scatter_block(in, out, block, op, options);
+      break;
+    case Collective::scan: m.scan(in, out, n, op, options); break;
+    case Collective::exscan: m.exscan(in, out, n, op, options); break;
+  }
+}
+
 }  // namespace
 
 TEST_CASE("shape_independent: every layout gives the left fold's bits",
@@ -409,18 +428,7 @@ TEST_CASE("shape_independent: a bad argument fails on every member alike",
       std::vector<double> out(c.longest);
       const double* in = r == 4 ? nullptr : c.in[r].data();  // the middle of process 2
       try {
-        switch (collective) {
-          case Collective::allreduce: m.allreduce(in, out.data(), c.n, op::sum, options); break;
-          case Collective::reduce: m.reduce(in, out.data(), c.n, op::sum, 3, options); break;
-          case Collective::reduce_scatter:
-            m.reduce_scatter(in, out.data(), c.counts, op::sum, options);
-            break;
-          case Collective::reduce_scatter_block:
-            m.reduce_scatter_block(in, out.data(), c.block, op::sum, options);
-            break;
-          case Collective::scan: m.scan(in, out.data(), c.n, op::sum, options); break;
-          case Collective::exscan: m.exscan(in, out.data(), c.n, op::sum, options); break;
-        }
+        call_collective(m, collective, in, out.data(), c.n, op::sum, 3, c.counts, c.block, options);
         kind[r] = "none";
       } catch (const Error& e) {
         kind[r] = class_tag(e);
@@ -465,18 +473,7 @@ TEST_CASE("shape_independent: an op that throws fails on every member alike",
       std::vector<double> in(n * 5, r == 3 ? 13.0 : 1.0), out(n * 5);
       const std::size_t counts[5] = {n, n, n, n, n};
       try {
-        switch (collective) {
-          case Collective::allreduce: m.allreduce(in.data(), out.data(), n, picky, options); break;
-          case Collective::reduce: m.reduce(in.data(), out.data(), n, picky, 1, options); break;
-          case Collective::reduce_scatter:
-            m.reduce_scatter(in.data(), out.data(), counts, picky, options);
-            break;
-          case Collective::reduce_scatter_block:
-            m.reduce_scatter_block(in.data(), out.data(), n, picky, options);
-            break;
-          case Collective::scan: m.scan(in.data(), out.data(), n, picky, options); break;
-          case Collective::exscan: m.exscan(in.data(), out.data(), n, picky, options); break;
-        }
+        call_collective(m, collective, in.data(), out.data(), n, picky, 1, counts, n, options);
         kind[r] = "none";
       } catch (const Error& e) {
         kind[r] = class_tag(e);
