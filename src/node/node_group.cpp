@@ -404,9 +404,12 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
   const std::size_t m = hi - lo, offset = lo * es;
   const int s = static_cast<int>(ops_ % kNodeSlots);
   std::byte* total = result(buffer) + offset;
-  auto in = [&](int q) {
+  // This process did not stage its own slice (reduce_chunked).
+  auto in = [&](int q) -> const std::byte* {
     const Direct& d = area(q).slot[s].direct;
-    return d.in.allocation >= 0 ? at(q, d.in) + (c0 + lo) * es : stage(q, buffer) + offset;
+    if (d.in.allocation >= 0) return at(q, d.in) + (c0 + lo) * es;
+    if (q == rank_) return bytes_at(r.in, c0 + lo, es);
+    return stage(q, buffer) + offset;
   };
   if (r.prefix == nullptr) {
     fold_in_rank_order(*r.op, size_, in, total, m);
@@ -502,15 +505,18 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
     const int buffer = static_cast<int>(step % 2);
     const std::size_t c0 = c * per_chunk, c1 = std::min(r.count, c0 + per_chunk);
     const std::size_t m = c1 - c0;
+    const std::size_t share = slice_elements(m, size_, es);
+    const std::size_t lo = std::min(m, rank_ * share), hi = std::min(m, lo + share);
     if (!direct_in && !unread_input) {
       if (step > 2) wait_all(&ProcessArea::folded, step - 2, "fold an earlier chunk");
-      copy_bytes(stage(rank_, buffer), bytes_at(r.in, c0, es), m * es);
+      // Only what the others fold: this process folds its own slice from
+      // its input (fold_slice), a copy of a P-th of the chunk saved.
+      copy_bytes(stage(rank_, buffer), bytes_at(r.in, c0, es), lo * es);
+      copy_bytes(stage(rank_, buffer) + hi * es, bytes_at(r.in, c0 + hi, es), (m - hi) * es);
     }
     publish(mine.staged, step);
     wait_all(&ProcessArea::staged, step, "stage its chunk");
     if (step > 2) wait_all(&ProcessArea::drained, step - 2, "drain an earlier chunk");
-    const std::size_t share = slice_elements(m, size_, es);
-    const std::size_t lo = std::min(m, rank_ * share), hi = std::min(m, lo + share);
     if (lo < hi && !failed) {
       try {
         fold_slice(r, buffer, c0, lo, hi);

@@ -34,9 +34,11 @@
 //   chunked    the vector goes through in chunks of C bytes, two chunks in
 //              flight (buffers s = step mod 2):
 //
-//     step t:  stage    copy my chunk into stage[me][s]     → staged = t
-//              fold     my slice of the chunk, across stage[0..P-1][s] in
-//                       rank order, into result[s]          → folded = t
+//     step t:  stage    copy my chunk into stage[me][s], but for my
+//                       slice                                → staged = t
+//              fold     my slice of the chunk, across stage[0..P-1][s]
+//                       (mine from my input) in rank order,
+//                       into result[s]                       → folded = t
 //              drain    copy the parts of result[s] I receive (and, for
 //                       scan, my exclusive prefix that the fold left in
 //                       stage[me][s])                        → drained = t
