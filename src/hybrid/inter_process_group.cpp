@@ -244,9 +244,10 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, b
     for (int q = 0; q < node_->size(); ++q) {
       text << (q ? ";" : "") << " process " << node_processes_[q] << " (pid " << node_->pid(q)
            << ") " << node_->description(q) << ", staging pages: "
-           << memory_location(node_->staging(q), 2 * node_->chunk_bytes());
+           << memory_location(node_->staging(q), node_->buffer_count() * node_->chunk_bytes());
     }
-    text << "; result pages: " << memory_location(node_->results(), 2 * node_->chunk_bytes())
+    text << "; result pages: "
+         << memory_location(node_->results(), node_->buffer_count() * node_->chunk_bytes())
          << " (a page sits where the process that first wrote it runs)";
     if (!multi_node()) return text.str() + "; no messages";
     text << ", then " << to_string(choice.algorithm) << " between the " << layout_.nodes()

@@ -43,9 +43,16 @@ std::size_t slice_elements(std::size_t m, int P, std::size_t es) {
 
 }  // namespace
 
+int NodeGroup::buffers(int processes, std::size_t chunk_bytes) {
+  const std::size_t per_buffer =
+      (static_cast<std::size_t>(processes) + 1) * round_chunk(chunk_bytes);
+  return static_cast<int>(std::clamp<std::size_t>(kNodeRingBytes / per_buffer, 2, kNodeMaxBuffers));
+}
+
 std::size_t NodeGroup::segment_bytes(int processes, std::size_t chunk_bytes) {
-  const std::size_t chunk = round_chunk(chunk_bytes);
-  return Layout::stages(processes) + (static_cast<std::size_t>(processes) * 2 + 2) * chunk;
+  return Layout::stages(processes) + (static_cast<std::size_t>(processes) + 1) *
+                                         static_cast<std::size_t>(buffers(processes, chunk_bytes)) *
+                                         round_chunk(chunk_bytes);
 }
 
 NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_process,
@@ -56,6 +63,7 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
       size_(size),
       first_process_(first_process),
       chunk_(round_chunk(chunk_bytes)),
+      buffers_(static_cast<std::uint64_t>(buffers(size, chunk_bytes))),
       timeout_(timeout),
       spins_(crowded ? kSpinsShared : kSpinsAlone),
       keep_polling_(crowded ? std::chrono::microseconds(0) : std::chrono::microseconds(1000)),
@@ -83,7 +91,7 @@ NodeGroup::ProcessArea& NodeGroup::area(int rank) const {
 
 std::byte* NodeGroup::stage(int rank, int buffer) const {
   return static_cast<std::byte*>(segment_.data()) + Layout::stages(size_) +
-         (static_cast<std::size_t>(rank) * 2 + buffer) * chunk_;
+         (static_cast<std::size_t>(rank) * buffers_ + static_cast<std::size_t>(buffer)) * chunk_;
 }
 
 std::byte* NodeGroup::result(int buffer) const { return stage(size_, 0) + buffer * chunk_; }
@@ -457,18 +465,33 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
     if (last_read) copy_bytes(total, in(0), m * es);
     return;
   }
-  std::byte* acc = accumulator_.data();
-  std::byte* next = scratch_.data();
-  copy_bytes(acc, in(0), m * es);
+  bool total_wanted = false;
+  for (int q = 0; q < size_; ++q) {
+    total_wanted = total_wanted || area(q).slot[s].direct.wants_total != 0;
+  }
+  // left = x_0 ∘ … ∘ x_{q-1} over the slice, in place where it can be:
+  // every copy or write left out here is one less line taken from
+  // another core (two processes' scan: a fifth off at 1 MiB).
+  const std::byte* left = in(0);
+  std::byte* spare = accumulator_.data();
+  std::byte* other_spare = scratch_.data();
   for (int q = 1; q < size_; ++q) {
-    if (q + 1 == size_ && !last_read) {
-      copy_bytes(prefix_of(q), acc, m * es);
+    const bool last = q + 1 == size_;
+    if (last && !last_read) {
+      copy_bytes(prefix_of(q), left, m * es);
       break;
     }
-    std::byte* upto_q = q + 1 == size_ ? total : next;
-    r.op->apply(acc, in(q), upto_q, m);
-    copy_bytes(prefix_of(q), inclusive(q) ? upto_q : acc, m * es);
-    std::swap(acc, next);
+    // The last fold is the node's total, which only some may want; else
+    // it is only the last process's inclusive prefix.
+    std::byte* upto_q = !last ? spare : total_wanted ? total : prefix_of(q);
+    r.op->apply(left, in(q), upto_q, m);
+    if (inclusive(q)) {
+      copy_if_distinct(prefix_of(q), upto_q, m * es);
+    } else {
+      copy_bytes(prefix_of(q), left, m * es);
+    }
+    left = upto_q;
+    if (!last) std::swap(spare, other_spare);
   }
 }
 
@@ -502,13 +525,15 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
   const std::size_t chunks = (r.count + per_chunk - 1) / per_chunk;
   for (std::size_t c = 0; c < chunks; ++c) {
     const std::uint64_t step = steps_ + c + 1;
-    const int buffer = static_cast<int>(step % 2);
+    const int buffer = static_cast<int>(step % buffers_);
     const std::size_t c0 = c * per_chunk, c1 = std::min(r.count, c0 + per_chunk);
     const std::size_t m = c1 - c0;
     const std::size_t share = slice_elements(m, size_, es);
     const std::size_t lo = std::min(m, rank_ * share), hi = std::min(m, lo + share);
     if (!direct_in && !unread_input) {
-      if (step > 2) wait_all(&ProcessArea::folded, step - 2, "fold an earlier chunk");
+      if (step > buffers_) {
+        wait_all(&ProcessArea::folded, step - buffers_, "fold an earlier chunk");
+      }
       // Only what the others fold: this process folds its own slice from
       // its input (fold_slice), a copy of a P-th of the chunk saved.
       copy_bytes(stage(rank_, buffer), bytes_at(r.in, c0, es), lo * es);
@@ -516,7 +541,9 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
     }
     publish(mine.staged, step);
     wait_all(&ProcessArea::staged, step, "stage its chunk");
-    if (step > 2) wait_all(&ProcessArea::drained, step - 2, "drain an earlier chunk");
+    if (step > buffers_) {
+      wait_all(&ProcessArea::drained, step - buffers_, "drain an earlier chunk");
+    }
     if (lo < hi && !failed) {
       try {
         fold_slice(r, buffer, c0, lo, hi);
@@ -651,14 +678,16 @@ std::string NodeGroup::broadcast(const NodeCallInfo& info, void* data, std::size
   const std::size_t chunks = (bytes + chunk_ - 1) / chunk_;
   for (std::size_t c = 0; c < chunks; ++c) {
     const std::uint64_t step = steps_ + c + 1;
-    const int buffer = static_cast<int>(step % 2);
+    const int buffer = static_cast<int>(step % buffers_);
     const std::size_t c0 = c * chunk_, m = std::min(bytes, c0 + chunk_) - c0;
     auto* at = static_cast<std::byte*>(data) + c0;
     // Every process ticks every word, so the steps stay in line with the
     // reductions' (see the picture in node_group.hpp).
     publish(mine.staged, step);
     if (sends) {
-      if (step > 2) wait_all(&ProcessArea::drained, step - 2, "drain an earlier chunk");
+      if (step > buffers_) {
+        wait_all(&ProcessArea::drained, step - buffers_, "drain an earlier chunk");
+      }
       copy_bytes(result(buffer), at, m);
       publish(mine.folded, step);
     } else {

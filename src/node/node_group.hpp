@@ -5,7 +5,7 @@
 //
 // One node operation, P processes, the segment laid out as
 //
-//   header │ process 0 │ … │ process P-1 │ stage[P][2][C] │ result[2][C]
+//   header │ process 0 │ … │ process P-1 │ stage[P][B][C] │ result[B][C]
 //            two announcement slots, the progress words staged, folded,
 //            drained (each on its own 128-byte line), the fold's failure
 //
@@ -31,8 +31,8 @@
 //              earlier signatures, so operations that every process left
 //              without waiting are still compared, one wait later.
 //   small      each process folds the slots it needs, in rank order.
-//   chunked    the vector goes through in chunks of C bytes, two chunks in
-//              flight (buffers s = step mod 2):
+//   chunked    the vector goes through in chunks of C bytes, in a ring of
+//              B buffers (s = step mod B; B = buffers(), 2 to 8):
 //
 //     step t:  stage    copy my chunk into stage[me][s], but for my
 //                       slice                                → staged = t
@@ -44,9 +44,16 @@
 //                       stage[me][s])                        → drained = t
 //
 //     Before staging step t a process waits until every process folded
-//     t-2 (nobody reads stage[me][s] any more); before folding, until
-//     every process drained t-2 (nobody reads result[s]). Steps count over
+//     t-B (nobody reads stage[me][s] any more); before folding, until
+//     every process drained t-B (nobody reads result[s]). Steps count over
 //     all operations, the same on every process.
+//
+//     The ring is as long as 32 MiB allow: a buffer is written again only
+//     after the other processes' cores have read several chunks since, so
+//     its lines have mostly left their caches, and writing them costs no
+//     round trip to those cores to take them back. With two buffers the
+//     lines were still there, and a 1 MiB reduce on two processes took
+//     30–50 % longer (docs/performance.md).
 //
 //   single     (two processes, from kNodeSingleCopyBytes; not for
 //   copy       reduce_scatter) the vector is cut in two, and process q
@@ -91,6 +98,10 @@ inline constexpr int kNodeSlots = 16;
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 // The single-copy path (two processes): from this many bytes per process.
 inline constexpr std::size_t kNodeSingleCopyBytes = 32 * 1024;
+// The chunks in flight: each process's stage and the result hold as many
+// as fit in kNodeRingBytes, from 2 to kNodeMaxBuffers (buffers()).
+inline constexpr std::size_t kNodeRingBytes = std::size_t{32} << 20;
+inline constexpr std::size_t kNodeMaxBuffers = 8;
 
 // What every process of the node says about one node operation. All fields
 // but `failure` must agree; `signature` covers them and whatever else the
@@ -135,6 +146,9 @@ class NodeGroup {
   // Bytes of the segment for `processes` processes and chunks of
   // `chunk_bytes`.
   static std::size_t segment_bytes(int processes, std::size_t chunk_bytes);
+  // How many chunks of each process's stage, and of the result, the ring
+  // holds (B in the picture above).
+  static int buffers(int processes, std::size_t chunk_bytes);
 
   // `segment`: zeroed, segment_bytes(size, chunk_bytes) long, mapped by
   // every process of the node. `first_process`: the team's index of node
@@ -149,6 +163,7 @@ class NodeGroup {
   int size() const { return size_; }
   std::size_t segment_size() const { return segment_.size(); }
   std::size_t chunk_bytes() const { return chunk_; }
+  int buffer_count() const { return static_cast<int>(buffers_); }
 
   // Each returns the failure every process of the node sees, the same text
   // everywhere ("" when none): a failure announced by some process, a
@@ -257,6 +272,7 @@ class NodeGroup {
   SharedSegment segment_;
   int rank_, size_, first_process_;
   std::size_t chunk_;
+  std::uint64_t buffers_;
   std::chrono::milliseconds timeout_;
   int spins_;
   std::chrono::microseconds keep_polling_;
