@@ -471,7 +471,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
   }
   // left = x_0 ∘ … ∘ x_{q-1} over the slice, in place where it can be:
   // every copy or write left out here is one less line taken from
-  // another core (two processes' scan: a fifth off at 1 MiB).
+  // another core (two processes' scan: a quarter off at 1 MiB).
   const std::byte* left = in(0);
   std::byte* spare = accumulator_.data();
   std::byte* other_spare = scratch_.data();

@@ -6,7 +6,7 @@
 // One node operation, P processes, the segment laid out as
 //
 //   header │ process 0 │ … │ process P-1 │ stage[P][B][C] │ result[B][C]
-//            two announcement slots, the progress words staged, folded,
+//            kNodeSlots announcement slots, the progress words staged, folded,
 //            drained (each on its own 128-byte line), the fold's failure
 //
 //   announce   signature, arguments and any failure into the slot of this
