@@ -423,7 +423,6 @@ const Combiner& combiner_for(MPI_Op op, MPI_Datatype type, std::optional<Combine
   }
   Kept& k = kept[next];
   next = (next + 1) % kKept;
-  k.combiner.reset();
   k.type = type;
   k.op = op;
   k.combiner.emplace(op, described, type);

@@ -465,10 +465,7 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
     if (last_read) copy_bytes(total, in(0), m * es);
     return;
   }
-  bool total_wanted = false;
-  for (int q = 0; q < size_; ++q) {
-    total_wanted = total_wanted || area(q).slot[s].direct.wants_total != 0;
-  }
+  const bool total_wanted = anyone_wants_total();
   // left = x_0 ∘ … ∘ x_{q-1} over the slice, in place where it can be:
   // every copy or write left out here is one less line taken from
   // another core (two processes' scan: a quarter off at 1 MiB).
@@ -495,13 +492,17 @@ void NodeGroup::fold_slice(const NodeReduction& r, int buffer, std::size_t c0, s
   }
 }
 
-bool NodeGroup::last_input_read() const {
+bool NodeGroup::anyone_wants_total() const {
   const int s = static_cast<int>(ops_ % kNodeSlots);
-  if (area(size_ - 1).slot[s].inclusive != 0) return true;
   for (int q = 0; q < size_; ++q) {
     if (area(q).slot[s].direct.wants_total != 0) return true;
   }
   return false;
+}
+
+bool NodeGroup::last_input_read() const {
+  const int s = static_cast<int>(ops_ % kNodeSlots);
+  return area(size_ - 1).slot[s].inclusive != 0 || anyone_wants_total();
 }
 
 bool NodeGroup::writes_own_prefix(const NodeReduction& r) const {

@@ -257,6 +257,8 @@ class NodeGroup {
   bool writes_own_prefix(const NodeReduction& r) const;
   // Scan: whether anybody needs the last process's input this operation.
   bool last_input_read() const;
+  // Scan: whether some process receives the node's total or a part of it.
+  bool anyone_wants_total() const;
   std::string reduce_small(const NodeReduction& r);
   std::string reduce_chunked(const NodeReduction& r);
   // The single-copy path (node_single_copy.cpp): where it cuts the vector
