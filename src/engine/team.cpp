@@ -26,6 +26,8 @@ void detail::execute_erased(Member& member, CallArgs call) {
   execute(*member.state_, call);
 }
 
+detail::MemberState& detail::state_of(Member& member) { return *member.state_; }
+
 void Member::barrier() {
   detail::Call call;
   call.kind = detail::CollectiveKind::barrier;

@@ -34,16 +34,16 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <typeinfo>
 
 #include "hreduce/error.hpp"
 #include "src/engine/collectives.hpp"
 #include "src/engine/exception_text.hpp"
 #include "src/engine/failure.hpp"
-#include "src/engine/hash.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
+#include "src/hybrid/call_signature.hpp"
 #include "src/hybrid/inter_process_group.hpp"
+#include "src/hybrid/lone_member.hpp"
 
 namespace hreduce::detail {
 namespace {
@@ -112,33 +112,6 @@ struct GuardedOp {
     return op;
   }
 };
-
-// Type identity that holds across processes: the mangled names. A lambda
-// op's name runs to a hundred characters, and hashing it on every call was
-// a fifth of a small call's own time (perf): each thread keeps the last few.
-std::uint64_t name_hash(const std::type_info* type) {
-  struct Seen {
-    const std::type_info* type = nullptr;
-    std::uint64_t hash = 0;
-  };
-  // Fully associative: a call's element type and op type must not evict
-  // each other.
-  constexpr int kSeen = 8;
-  thread_local Seen seen[kSeen];
-  thread_local int next = 0;
-  if (type != nullptr) {
-    for (const Seen& entry : seen) {
-      if (entry.type == type) return entry.hash;
-    }
-  }
-  std::uint64_t h = 1469598103934665603ull;
-  for (const char* c = type ? type->name() : ""; *c; ++c) {
-    h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-  }
-  seen[next] = {type, h};
-  next = (next + 1) % kSeen;
-  return h;
-}
 
 class HybridCall {
  public:
@@ -254,19 +227,9 @@ class HybridCall {
   }
 
   std::uint64_t signature(std::size_t count) const {
-    std::uint64_t h = mix(0, static_cast<std::uint64_t>(call_.kind));
-    h = mix(h, count);
-    h = mix(h, static_cast<std::uint64_t>(call_.kind == CollectiveKind::reduce ? call_.root : 0));
-    h = mix(h, call_.op.elem_size);
-    h = mix(h, name_hash(call_.op.type));
-    h = mix(h, name_hash(call_.op.op_type));
-    if (call_.kind == CollectiveKind::reduce_scatter && problem_.empty()) {
-      for (int r = 0; r < total(); ++r) h = mix(h, call_.counts[r]);
-    }
-    // It picks the path (left_fold()): processes that differ must fail
-    // together, not wait for each other on different paths.
-    h = mix(h, static_cast<std::uint64_t>(call_.options->reproducibility));
-    return h;
+    return process_call_signature(call_.kind, count, call_.root, call_.op,
+                                  call_.options->reproducibility,
+                                  problem_.empty() ? call_.counts : nullptr, total());
   }
 
   void fail(const std::string& why) {
@@ -650,15 +613,8 @@ class HybridCall {
   bool node_first() const { return group_.node()->rank() == 0; }
 
   NodeCallInfo node_info(std::size_t count, const std::string& failure) const {
-    NodeCallInfo info;
-    info.signature = signature(count);
-    info.kind = call_.kind;
-    info.count = count;
-    info.root = call_.root;
-    info.type_name = call_.op.type != nullptr ? call_.op.type->name() : "";
-    info.op_name = call_.op.op_name;
-    info.failure = failure.empty() ? nullptr : failure.c_str();
-    return info;
+    return node_call_info(signature(count), call_.kind, count, call_.root, call_.op,
+                          failure.empty() ? nullptr : failure.c_str());
   }
 
   // Runs one node operation; a process of the node that died or a timeout
@@ -744,38 +700,16 @@ class HybridCall {
     }
     if (kind == CollectiveKind::allreduce && pipelined()) return false;
     if (!problem_.empty()) local_failure_ = problem_;
-    NodeReduction r;
-    r.in = call_.in;
-    r.count = problem_.empty() ? call_.count : 0;
-    r.op = &call_.op;
-    r.may_run_ahead = true;
-    switch (kind) {
-      case CollectiveKind::allreduce:
-        r.out = call_.out;
-        r.out_hi = r.count;
-        break;
-      case CollectiveKind::reduce:
-        r.out = call_.out;
-        r.out_hi = problem_.empty() && call_.root == me_.global_rank ? r.count : 0;
-        break;
-      default:
-        r.prefix = prefix_place(r.count);
-        r.inclusive = kind == CollectiveKind::scan;
-        break;
-    }
+    const std::size_t n = problem_.empty() ? call_.count : 0;
+    const bool root_here = problem_.empty() && call_.root == me_.global_rank;
+    const bool scans = kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
+    const NodeReduction r = lone_member_reduction(kind, call_.in, call_.out, n, call_.op, root_here,
+                                                  scans ? prefix_place(n) : nullptr);
     on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
     // The node's processes with more members hold one more round for a
     // combine that may throw (node_level_scan): keep in step.
-    if ((kind == CollectiveKind::scan || kind == CollectiveKind::exscan) && call_.op.may_throw &&
-        failure_.empty()) {
-      node_status_round("");
-    }
-    if (me_.team.broken.load(std::memory_order_relaxed)) {
-      throw_marked(std::string(to_string(kind)) + ": member " + std::to_string(me_.global_rank) +
-                       ": the team is no longer usable: " + me_.team.broken_reason(),
-                   ErrorKind::unusable, true);
-    }
-    if (!failure_.empty()) throw_marked(failure_, ErrorKind::argument);
+    if (scans && call_.op.may_throw && failure_.empty()) node_status_round("");
+    finish_lone_member_call(me_, kind, failure_);
     return true;
   }
 

@@ -107,15 +107,16 @@ int serve(const Args& a, PmpiCall pmpi) {
       return pmpi();
     }
     std::string why;
-    Team* team = team_for(a.comm, why);
+    LoneMemberPath* lone = nullptr;
+    Team* team = team_for(a.comm, why, lone);
     if (team == nullptr) {
       handed_on(a.name, why);
       return pmpi();
     }
-    Member& me = team->member(0);
     // One member per process, in communicator rank order: team ranks are
-    // communicator ranks.
-    const int rank = me.rank(), size = me.size();
+    // communicator ranks (the lean path knows them without a call).
+    const int rank = lone != nullptr ? lone->rank() : team->member(0).rank();
+    const int size = lone != nullptr ? lone->size() : team->member(0).size();
     const int problem = local_error(a, rank, size);
     if (problem != MPI_SUCCESS) {
       // Take part anyway, with arguments the team rejects, so that the
@@ -124,7 +125,7 @@ int serve(const Args& a, PmpiCall pmpi) {
                        combiner.erased(), kDefaultCollectiveOptions);
       refused.options = nullptr;
       try {
-        execute_erased(me, refused);
+        execute_erased(team->member(0), refused);
       } catch (const Error&) {
       }
       return report(a.comm, problem, std::string(a.name) + ": invalid argument on this process");
@@ -133,11 +134,14 @@ int serve(const Args& a, PmpiCall pmpi) {
     const bool in_place = a.send == MPI_IN_PLACE;
     const void* in = in_place ? a.recv : a.send;
     void* out = a.recv;
+    if (a.kind == CollectiveKind::reduce && rank != a.root) out = nullptr;
     std::size_t n = static_cast<std::size_t>(a.count) * per;
+    if (lone != nullptr && lone->run(a.kind, in, out, n, a.root, combiner.erased())) {
+      counters().served.fetch_add(1, std::memory_order_relaxed);
+      return MPI_SUCCESS;
+    }
     std::vector<std::size_t> counts;
-    if (a.kind == CollectiveKind::reduce) {
-      if (rank != a.root) out = nullptr;
-    } else if (a.kind == CollectiveKind::reduce_scatter) {
+    if (a.kind == CollectiveKind::reduce_scatter) {
       counts.resize(static_cast<std::size_t>(size));
       for (int r = 0; r < size; ++r) {
         counts[static_cast<std::size_t>(r)] = static_cast<std::size_t>(a.recvcounts[r]) * per;
@@ -147,7 +151,7 @@ int serve(const Args& a, PmpiCall pmpi) {
     CallArgs call(a.kind, in, out, n, counts.empty() ? nullptr : counts.data(), SIZE_MAX, SIZE_MAX,
                   a.root, combiner.erased(), kDefaultCollectiveOptions);
     call.options = nullptr;  // the team's defaults
-    execute_erased(me, call);
+    execute_erased(team->member(0), call);
     counters().served.fetch_add(1, std::memory_order_relaxed);
     return MPI_SUCCESS;
   } catch (const Error& e) {

@@ -17,6 +17,7 @@ namespace {
 struct CommState {
   unsigned long calls = 0;
   std::unique_ptr<Team> team;
+  std::unique_ptr<LoneMemberPath> lone;  // destroyed before the team
   std::string unserved;  // why this communicator goes to PMPI for good
 };
 
@@ -111,18 +112,21 @@ void handed_on(const char* call, const std::string& why) {
   }
 }
 
-Team* team_for(MPI_Comm comm, std::string& why) {
+Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone) {
   // The communicator of the previous call, whose team this thread found.
   struct Last {
     MPI_Comm comm = MPI_COMM_NULL;
     Team* team = nullptr;
+    LoneMemberPath* lone = nullptr;
     unsigned generation = 0;
   };
   thread_local Last last;
   if (last.comm == comm && last.team != nullptr &&
       last.generation == generation.load(std::memory_order_relaxed)) {
+    lone = last.lone;
     return last.team;
   }
+  lone = nullptr;
   make_keyvals();
   void* value = nullptr;
   int found = 0;
@@ -144,7 +148,8 @@ Team* team_for(MPI_Comm comm, std::string& why) {
     return nullptr;
   }
   if (state->team) {
-    last = {comm, state->team.get(), generation.load(std::memory_order_relaxed)};
+    last = {comm, state->team.get(), state->lone.get(), generation.load(std::memory_order_relaxed)};
+    lone = state->lone.get();
     return state->team.get();
   }
   if (state->calls++ < settings().warmup) return nullptr;
@@ -156,11 +161,13 @@ Team* team_for(MPI_Comm comm, std::string& why) {
     static const Topology machine = Topology::discover();
     options.topology = machine;
     state->team = std::make_unique<Team>(build_mpi_team(comm, 1, options, MpiTeamOptions{}));
+    state->lone = LoneMemberPath::of(state->team->member(0));
   } catch (const std::exception& e) {
     state->unserved = std::string("building a team failed: ") + e.what();
     why = state->unserved;
     return nullptr;
   }
+  lone = state->lone.get();
   return state->team.get();
 }
 

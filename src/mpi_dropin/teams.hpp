@@ -17,6 +17,7 @@
 #include <string>
 
 #include "hreduce/team.hpp"
+#include "src/hybrid/lone_member.hpp"
 
 namespace hreduce::detail::mpi_dropin {
 
@@ -42,7 +43,8 @@ void handed_on(const char* call, const std::string& why);
 
 // The team of `comm`, or null when this call goes to PMPI (too early, an
 // intercommunicator, or building the team failed: `why` says which, empty
-// while warming up). Collective at the call that builds the team.
-Team* team_for(MPI_Comm comm, std::string& why);
+// while warming up). Collective at the call that builds the team. `lone`:
+// the team's lean path for small calls (lone_member.hpp), or null.
+Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone);
 
 }  // namespace hreduce::detail::mpi_dropin

@@ -3,10 +3,12 @@
 // against the sequential oracle over team ranks; plus the faults.
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 
 #include "tests/engine/families.hpp"
 #include "tests/engine/harness.hpp"
+#include "src/hybrid/lone_member.hpp"
 #include "tests/support/error_class.hpp"
 #include "world.hpp"
 
@@ -458,4 +460,157 @@ TEST_CASE("process 0 of an exscan may pass no output", "[hybrid][node]") {
   CHECK(got[0] == -1.0);
   CHECK(got[1] == 1.5);
   CHECK(got[2] == 1.5 + 2.5);
+}
+
+namespace {
+
+// x_k[i] of process k in the lone-member tests: distinct, exact in a long.
+long lone_input(int k, std::size_t i) { return (k + 1) * 1000 + static_cast<long>(i) * 7; }
+
+}  // namespace
+
+TEST_CASE("the lone-member path agrees with the general path and the oracle", "[hybrid][node]") {
+  // The MPI drop-in sends small calls of processes of one member through
+  // LoneMemberPath straight to the node level; in one call some processes
+  // may take it and others the general path (a call it refuses), so both
+  // must run the same node operation.
+  const int P = GENERATE(2, 3);
+  World world(std::vector<int>(static_cast<std::size_t>(P), 1));
+  const auto sum = op::sum;
+  const detail::ErasedOp erased = detail::erase_op<long>(sum);
+  const std::vector<detail::CollectiveKind> kinds = {
+      detail::CollectiveKind::allreduce, detail::CollectiveKind::reduce,
+      detail::CollectiveKind::scan, detail::CollectiveKind::exscan};
+  // 64 longs fill an announcement's inline bytes; 65 are refused.
+  const std::vector<std::size_t> counts = {0, 1, 5, 64, 65};
+  std::vector<std::string> failures(static_cast<std::size_t>(P));
+  std::vector<int> served(static_cast<std::size_t>(P), 0), refused(served);
+  world.run([&](Member& m) {
+    const int k = m.rank();
+    auto lone = detail::LoneMemberPath::of(m);
+    if (!lone) {
+      failures[k] = "no lone-member path";
+      return;
+    }
+    int call = 0;
+    for (const auto kind : kinds) {
+      for (const std::size_t n : counts) {
+        for (int root = 0; root < (kind == detail::CollectiveKind::reduce ? P : 1); ++root) {
+          ++call;
+          std::vector<long> in(n), out(n, -1);
+          for (std::size_t i = 0; i < n; ++i) in[i] = lone_input(k, i);
+          // Processes alternate between the two paths, differently per call.
+          bool done = false;
+          if ((call + k) % 2 == 0) {
+            done = lone->run(kind, in.data(), out.data(), n, root, erased);
+            ++(done ? served : refused)[k];
+          }
+          if (!done) {
+            switch (kind) {
+              case detail::CollectiveKind::allreduce:
+                m.allreduce(in.data(), out.data(), n, sum);
+                break;
+              case detail::CollectiveKind::reduce:
+                m.reduce(in.data(), out.data(), n, sum, root);
+                break;
+              case detail::CollectiveKind::scan: m.scan(in.data(), out.data(), n, sum); break;
+              default: m.exscan(in.data(), out.data(), n, sum); break;
+            }
+          }
+          // The oracle: a plain loop over the processes' inputs.
+          const bool receives = kind == detail::CollectiveKind::reduce   ? k == root
+                                : kind == detail::CollectiveKind::exscan ? k > 0
+                                                                         : true;
+          const int upto = kind == detail::CollectiveKind::scan     ? k + 1
+                           : kind == detail::CollectiveKind::exscan ? k
+                                                                    : P;
+          for (std::size_t i = 0; i < n && failures[k].empty(); ++i) {
+            long expected = -1;
+            if (receives) {
+              expected = 0;
+              for (int q = 0; q < upto; ++q) expected += lone_input(q, i);
+            }
+            if (out[i] != expected) {
+              failures[k] = std::string(detail::to_string(kind)) + " of " + std::to_string(n) +
+                            ", root " + std::to_string(root) + ": element " + std::to_string(i) +
+                            " is " + std::to_string(out[i]) + ", not " + std::to_string(expected);
+            }
+          }
+        }
+      }
+    }
+  });
+  for (int k = 0; k < P; ++k) {
+    INFO("process " << k);
+    CHECK(failures[k] == "");
+    CHECK(served[k] > 0);
+    CHECK(refused[k] > 0);  // the 65-element calls
+  }
+  SECTION("processes that disagree learn it on either path") {
+    bool lean_refused = false;
+    auto messages = errors_in(world, [&](Member& m) {
+      long x[4] = {1, 2, 3, 4}, y[4] = {};
+      // Process 0 the lean way with 4 elements, the others the general
+      // way with 3.
+      bool general = m.rank() != 0;
+      if (!general) {
+        general = !detail::LoneMemberPath::of(m)->run(detail::CollectiveKind::allreduce, x, y, 4, 0,
+                                                      erased);
+        lean_refused = general;
+      }
+      if (general) m.allreduce(x, y, m.rank() == 0 ? 4 : 3, sum);
+    });
+    CHECK_FALSE(lean_refused);
+    check_everyone(messages, {"[ArgumentError] ", "processes disagree", "count 3", "count 4"});
+  }
+  SECTION("arguments the general path words are refused") {
+    std::vector<int> refusals(static_cast<std::size_t>(P), 0);
+    world.run([&](Member& m) {
+      auto lone = detail::LoneMemberPath::of(m);
+      long x = 1, y = 0;
+      const auto user = make_op<long>([](long a, long b) { return a + b; });
+      const bool said_no[] = {
+          !lone->run(detail::CollectiveKind::reduce, &x, &y, 1, P, erased),  // root
+          !lone->run(detail::CollectiveKind::allreduce, nullptr, &y, 1, 0, erased),
+          !lone->run(detail::CollectiveKind::scan, &x, nullptr, 1, 0, erased),
+          !lone->run(detail::CollectiveKind::reduce_scatter_block, &x, &y, 1, 0, erased),
+          // A user op may throw: the general path's status round.
+          !lone->run(detail::CollectiveKind::allreduce, &x, &y, 1, 0, detail::erase_op<long>(user)),
+      };
+      for (bool no : said_no) refusals[m.rank()] += no;
+    });
+    for (int k = 0; k < P; ++k) CHECK(refusals[k] == 5);
+  }
+  check_usable(world);
+}
+
+TEST_CASE("the lone-member path is only for one member per process on one node", "[hybrid][node]") {
+  auto offered = [](World& world) {
+    int count = 0;
+    std::mutex mutex;
+    world.each_process([&](int, Team& team) {
+      const bool got = detail::LoneMemberPath::of(team.member(0)) != nullptr;
+      std::lock_guard lock(mutex);
+      count += got;
+    });
+    return count;
+  };
+  SECTION("one member each, one node") {
+    World world({1, 1});
+    CHECK(offered(world) == 2);
+  }
+  SECTION("two members in the other process") {
+    World world({1, 2});
+    CHECK(offered(world) == 1);  // the lone member's own process still may
+  }
+  SECTION("two nodes") {
+    World world({1, 1}, {0, 1});
+    CHECK(offered(world) == 0);
+  }
+  SECTION("no node level") {
+    detail::InterOptions inter;
+    inter.node_shared_memory = false;
+    World world({1, 1}, {}, inter);
+    CHECK(offered(world) == 0);
+  }
 }
