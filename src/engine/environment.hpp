@@ -28,6 +28,9 @@ inline constexpr EnvironmentVariable kEnvironment[] = {
     {"HREDUCE_NODE_SINGLE_COPY", "on",
      "teams over MPI: off keeps long reductions of two processes of a node in the shared "
      "segment's chunks instead of reading the other's memory in one copy (process_vm_readv)"},
+    {"HREDUCE_NODE_ASYMMETRIC_FENCE", "on",
+     "teams over MPI: off keeps a fence in every publication of the node level instead of "
+     "having waiters about to sleep order it for all (membarrier)"},
     {"HREDUCE_MPI", "on", "libhreduce_mpi.so: off hands every call to PMPI_*"},
     {"HREDUCE_MPI_VERBOSE", "off",
      "libhreduce_mpi.so: print each reason a call went to PMPI_*, once, and a line of calls "

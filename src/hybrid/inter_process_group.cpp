@@ -240,6 +240,13 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, b
       text << "; no single-copy access between processes (HREDUCE_NODE_SINGLE_COPY=off, or the "
               "kernel refused it)";
     }
+    if (node_->size() > 1) {
+      text << (node_->light_publish()
+                   ? "; progress words published without a fence (waiters about to sleep "
+                     "order them with membarrier)"
+                   : "; every progress word published with a fence "
+                     "(HREDUCE_NODE_ASYMMETRIC_FENCE=off, or no membarrier)");
+    }
     text << "; this node's processes (logical PU indices):";
     for (int q = 0; q < node_->size(); ++q) {
       text << (q ? ";" : "") << " process " << node_processes_[q] << " (pid " << node_->pid(q)

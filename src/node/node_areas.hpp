@@ -67,6 +67,8 @@ struct alignas(128) NodeGroup::ProcessArea {
   // not (2).
   std::uint64_t probe_address = 0;
   std::uint32_t probe_ok = 0;
+  // Whether this process registered for the asymmetric fence (1) or not (2).
+  std::uint32_t light_publish_ok = 0;
   // Where the process runs and its members sit, for explain().
   char description[256] = {};
 };

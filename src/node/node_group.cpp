@@ -14,6 +14,7 @@
 #include "src/engine/failure.hpp"
 #include "src/engine/fold.hpp"
 #include "src/engine/hash.hpp"
+#include "src/node/asymmetric_fence.hpp"
 #include "src/node/cross_memory.hpp"
 #include "src/node/node_areas.hpp"
 #include "src/node/shared_wait.hpp"
@@ -42,6 +43,17 @@ std::size_t slice_elements(std::size_t m, int P, std::size_t es) {
 }
 
 }  // namespace
+
+// (__builtin_prefetch wants the read/write choice as a constant.)
+template <int kWrite>
+void NodeGroup::prefetch_slot(const Slot& slot, std::size_t payload_bytes) {
+  __builtin_prefetch(&slot, kWrite);
+  if (payload_bytes > sizeof slot.short_payload) {
+    for (std::size_t line = 0; line < payload_bytes; line += 64) {
+      __builtin_prefetch(slot.payload + line, kWrite);
+    }
+  }
+}
 
 int NodeGroup::buffers(int processes, std::size_t chunk_bytes) {
   const std::size_t per_buffer =
@@ -99,14 +111,14 @@ std::byte* NodeGroup::result(int buffer) const { return stage(size_, 0) + buffer
 NodeGroup::Header& NodeGroup::header() const { return *static_cast<Header*>(segment_.data()); }
 
 void NodeGroup::publish(std::atomic<std::uint64_t>& word, std::uint64_t value) const {
-  shared_publish(word, value, header().sleepers);
+  shared_publish(word, value, header().sleepers, light_publish_);
 }
 
 void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                      const char* what) const {
   const int pid = area(rank).pid.load(std::memory_order_relaxed);
   switch (shared_wait_at_least(word, target, deadline_, header().sleepers, spins_, keep_polling_,
-                               pid)) {
+                               pid, light_publish_)) {
     case WaitResult::reached:
       // A process that broke the node set its words to their end: what we
       // waited for may never have been written.
@@ -135,8 +147,11 @@ void NodeGroup::wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uin
 bool NodeGroup::intact() const { return header().broken.load(std::memory_order_acquire) == 0; }
 
 void NodeGroup::check_broken() const {
+  if (header().broken.load(std::memory_order_acquire) != 0) [[unlikely]] throw_broken();
+}
+
+void NodeGroup::throw_broken() const {
   Header& h = header();
-  if (h.broken.load(std::memory_order_acquire) == 0) [[likely]] return;
   // The process that broke the node is writing why; it takes microseconds
   // (unless it died meanwhile: then go on with what it wrote).
   for (int i = 0; i < (1 << 22) && h.broken.load(std::memory_order_acquire) != 2; ++i) {
@@ -249,9 +264,20 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   if (direct != nullptr) mine.direct = *direct;
   if (payload_bytes > 0) copy_bytes(mine.payload_for(payload_bytes), payload, payload_bytes);
   publish(mine.seq, op);
+  // The next announcement's lines, taken back from the cores that read them
+  // while nobody waits for them yet: that write then finds them here.
+  prefetch_slot<kForWriting>(area(rank_).slot[(op + 1) % kNodeSlots], payload_bytes);
   if (runs_ahead) return {};
   for (int q = 0; q < size_; ++q) {
-    if (q != rank_) wait(area(q).slot[s].seq, op, q, "announce the same operation");
+    if (q == rank_) continue;
+    const Slot& theirs = area(q).slot[s];
+    wait(theirs.seq, op, q, "announce the same operation");
+    // A process that ran ahead has likely announced the next operation
+    // too: its lines come over while this one finishes, not when the next
+    // one waits for them.
+    if (theirs.ran_ahead != 0) {
+      prefetch_slot<kForReading>(area(q).slot[(op + 1) % kNodeSlots], theirs.payload_bytes);
+    }
   }
   everyone_announced_ = compared_ = op;
   std::string text = compare_announcements(info);
@@ -272,6 +298,15 @@ bool NodeGroup::recently_compared(std::uint64_t op) {
 
 std::string NodeGroup::compare_announcements(const NodeCallInfo& info) {
   const int s = static_cast<int>(ops_ % kNodeSlots);
+  // What nearly every operation finds, in one pass over the lines.
+  const Slot& first = area(0).slot[s];
+  bool agreed = true;
+  for (int q = 0; q < size_; ++q) {
+    const Slot& theirs = area(q).slot[s];
+    agreed &= (theirs.failed == 0) & (theirs.signature == first.signature) &
+              (theirs.digest == first.digest);
+  }
+  if (agreed) [[likely]] return {};
   std::string text;
   for (int q = 0; q < size_ && text.empty(); ++q) {
     const Slot& theirs = area(q).slot[s];
@@ -347,15 +382,21 @@ std::string NodeGroup::agree(const NodeCallInfo& info) {
 
 std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) {
   const std::size_t bytes = r.count * r.op->elem_size;
-  const bool small = bytes <= kNodeInline && !r.op->may_throw;
-  // A process that failed already may have no input to offer.
-  const bool offers = small && info.failure == nullptr;
-  // The first process's inclusive prefix is its own input.
-  const bool own_prefix = r.prefix != nullptr && r.inclusive && rank_ == 0;
-  const bool contributes_only =
-      r.may_run_ahead && offers && r.out_hi == r.out_lo && (!receives_prefix(r) || own_prefix);
+  if (bytes <= kNodeInline && !r.op->may_throw) {
+    // A process that failed already may have no input to offer.
+    const bool offers = info.failure == nullptr;
+    // The first process's inclusive prefix is its own input.
+    const bool own_prefix = r.prefix != nullptr && r.inclusive && rank_ == 0;
+    const bool contributes_only =
+        r.may_run_ahead && offers && r.out_hi == r.out_lo && (!receives_prefix(r) || own_prefix);
+    std::string failure =
+        announce_and_agree(info, offers ? r.in : nullptr, offers ? bytes : 0,
+                           r.prefix != nullptr && r.inclusive, nullptr, contributes_only);
+    if (!failure.empty() || r.count == 0) return failure;
+    return reduce_small(r);
+  }
   Direct direct;
-  if (!small && info.failure == nullptr) {
+  if (info.failure == nullptr) {
     direct.wants_total = r.out_hi > r.out_lo;
     direct.in = find_allocation(r.in, bytes);
     // Folders of other slices write an output in place while the input is
@@ -383,11 +424,9 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
     direct.prefix_address = reinterpret_cast<std::uint64_t>(r.prefix);
     direct.total = r.out_hi == r.out_lo ? 0 : r.out_lo == 0 && r.out_hi == r.count ? 1 : 2;
   }
-  std::string failure = announce_and_agree(info, offers ? r.in : nullptr, offers ? bytes : 0,
-                                           r.prefix != nullptr && r.inclusive,
-                                           small ? nullptr : &direct, contributes_only);
+  std::string failure = announce_and_agree(info, nullptr, 0, r.prefix != nullptr && r.inclusive,
+                                           &direct, false);
   if (!failure.empty() || r.count == 0) return failure;
-  if (small) return reduce_small(r);
   const std::size_t cut = single_copy_cut(r);
   return cut != ~std::size_t{0} ? reduce_single_copy(r, cut) : reduce_chunked(r);
 }
@@ -619,10 +658,21 @@ std::string NodeGroup::describe(const std::string& mine) {
                 write_process_memory(pid(q), theirs, &word, sizeof word, why);
   }
   me.probe_ok = can_reach ? 1 : 2;
+  me.light_publish_ok =
+      flag_from_environment("HREDUCE_NODE_ASYMMETRIC_FENCE", true) && register_asymmetric_fence()
+          ? 1
+          : 2;
   info.signature = 0x70726f6265ull;
   if (std::string failure = agree(info); !failure.empty()) return failure;
   single_copy_ = true;
-  for (int q = 0; q < size_; ++q) single_copy_ = single_copy_ && area(q).probe_ok == 1;
+  bool light = true;
+  for (int q = 0; q < size_; ++q) {
+    single_copy_ = single_copy_ && area(q).probe_ok == 1;
+    light = light && area(q).light_publish_ok == 1;
+  }
+  // Every process switches here, after the same agreement: whatever any of
+  // them publishes from now on, the others wait for with the switch made.
+  light_publish_ = light;
   return {};
 }
 

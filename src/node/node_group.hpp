@@ -179,10 +179,14 @@ class NodeGroup {
   // placed (`mine`, for people) and waits until every process has; returns
   // the failure text as the reductions do.
   // It also settles whether the processes may read each other's memory
-  // (the single-copy path, above).
+  // (the single-copy path, above) and whether they publish without a fence
+  // (light_publish()).
   std::string describe(const std::string& mine);
   std::string description(int rank) const;
   bool single_copy() const { return single_copy_; }
+  // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by
+  // describe(); HREDUCE_NODE_ASYMMETRIC_FENCE=off in any process keeps it.
+  bool light_publish() const { return light_publish_; }
   int pid(int rank) const;
   // The staging chunks of a process, and the result chunks: where their
   // pages sit is what explain() reports.
@@ -207,11 +211,17 @@ class NodeGroup {
   // Throws when some process marked the node broken (leaving this process's
   // words at their end, so that nobody waits for it any more).
   void check_broken() const;
+  [[noreturn, gnu::noinline, gnu::cold]] void throw_broken() const;
   [[noreturn]] void break_node(const std::string& text) const;
   void abandon() const;
   // Before this operation's announcement overwrites a slot: every other
   // process has left the operation that slot held.
   void wait_for_slot(std::uint64_t op);
+  // Brings an announcement's lines (the first, and the payload's) into this
+  // core's cache ahead of use.
+  static constexpr int kForReading = 0, kForWriting = 1;
+  template <int kWrite>
+  static void prefetch_slot(const Slot& slot, std::size_t payload_bytes);
 
   ProcessArea& area(int rank) const;
   std::byte* stage(int rank, int buffer) const;
@@ -287,6 +297,7 @@ class NodeGroup {
   std::uint64_t last_signature_[kNodeSlots];
   bool run_ahead_;
   bool single_copy_ = false;  // settled by describe()
+  bool light_publish_ = false;  // likewise
   // The last operation this process waited in and compared, and one that
   // every process is known to have announced.
   std::uint64_t compared_ = 0, everyone_announced_ = 0;

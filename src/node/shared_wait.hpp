@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "src/engine/wait.hpp"
+#include "src/node/asymmetric_fence.hpp"
 
 namespace hreduce::detail {
 
@@ -76,17 +77,24 @@ inline bool process_alive(int pid) {
 }
 
 // Releases `value` into `word` and wakes any process blocked on it. The
-// fence orders the store before reading the sleeper count: a waiter
+// store must be ordered before reading the sleeper count: a waiter
 // registers, then rereads the word, so either it sees the value or we see
-// it registered.
+// it registered. `light`: every process of the node registered for the
+// asymmetric fence (asymmetric_fence.hpp), so the waiters order it for us
+// before they sleep; else the fence here does.
 inline void shared_publish(std::atomic<std::uint64_t>& word, std::uint64_t value,
-                           SharedSleepers& sleepers) {
+                           SharedSleepers& sleepers, bool light) {
   word.store(value, std::memory_order_release);
 #if defined(__SANITIZE_THREAD__)
+  (void)light;
   word.fetch_add(0, std::memory_order_seq_cst);  // GCC's TSan refuses fences
   if (sleepers.count.load(std::memory_order_seq_cst) != 0) futex_wake_all(word);
 #else
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (light) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
   if (sleepers.count.load(std::memory_order_relaxed) != 0) futex_wake_all(word);
 #endif
 }
@@ -94,11 +102,12 @@ inline void shared_publish(std::atomic<std::uint64_t>& word, std::uint64_t value
 enum class WaitResult { reached, timed_out, peer_died };
 
 // Waits until word >= target (acquire). `spins` and `keep_polling` as in
-// wait.hpp; `peer_pid`: the process expected to write the word.
+// wait.hpp; `peer_pid`: the process expected to write the word; `light` as
+// for shared_publish, which this waiter then orders with the heavy fence.
 inline WaitResult shared_wait_at_least(const std::atomic<std::uint64_t>& word, std::uint64_t target,
                                        const Deadline& deadline, SharedSleepers& sleepers,
                                        int spins, std::chrono::microseconds keep_polling,
-                                       int peer_pid) {
+                                       int peer_pid, bool light) {
   if (word.load(std::memory_order_acquire) >= target) return WaitResult::reached;
   for (int i = 0; i < spins; ++i) {
     cpu_relax();
@@ -118,6 +127,7 @@ inline WaitResult shared_wait_at_least(const std::atomic<std::uint64_t>& word, s
     if (word.load(std::memory_order_acquire) >= target) return WaitResult::reached;
   }
   sleepers.count.fetch_add(1, std::memory_order_seq_cst);
+  if (light) asymmetric_fence_heavy();
   WaitResult result = WaitResult::reached;
   for (std::uint64_t seen = word.load(std::memory_order_seq_cst); seen < target;
        seen = word.load(std::memory_order_seq_cst)) {

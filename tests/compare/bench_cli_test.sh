@@ -286,7 +286,8 @@ done
 # (src/engine/environment.hpp; reading one outside it throws).
 "${hreduce}" help >"${tmp}/usage.out" 2>&1
 for variable in HREDUCE_TIMEOUT_MS HREDUCE_SPIN_US HREDUCE_PROCS_PER_NODE HREDUCE_MPI \
-  HREDUCE_MPI_VERBOSE HREDUCE_MPI_WARMUP_CALLS HREDUCE_NODE_SINGLE_COPY; do
+  HREDUCE_MPI_VERBOSE HREDUCE_MPI_WARMUP_CALLS HREDUCE_NODE_SINGLE_COPY \
+  HREDUCE_NODE_ASYMMETRIC_FENCE; do
   grep -q "^  ${variable}\$" "${tmp}/usage.out" || fail "'hreduce help' does not list ${variable}"
 done
 HREDUCE_TIMEOUT_MS=soon "${hreduce}" bench --members 2 --max-bytes 8 --min-time-ms 1 \

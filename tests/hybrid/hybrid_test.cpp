@@ -9,6 +9,7 @@
 #include "tests/engine/families.hpp"
 #include "tests/engine/harness.hpp"
 #include "src/hybrid/lone_member.hpp"
+#include "src/node/asymmetric_fence.hpp"
 #include "tests/support/error_class.hpp"
 #include "world.hpp"
 
@@ -445,6 +446,32 @@ TEST_CASE("explain shows the node's processes, their members and the segment's p
   INFO(after);
   CHECK(after.find("staging pages: NUMA node") != std::string::npos);
   CHECK(after.find("result pages: NUMA node") != std::string::npos);
+}
+
+TEST_CASE("with and without the asymmetric fence, explain says which and results hold",
+          "[hybrid][node]") {
+  const bool fence = GENERATE(true, false);
+  if (fence) {
+    unsetenv("HREDUCE_NODE_ASYMMETRIC_FENCE");
+  } else {
+    setenv("HREDUCE_NODE_ASYMMETRIC_FENCE", "off", 1);
+  }
+  World world({1, 1, 2}, {});
+  unsetenv("HREDUCE_NODE_ASYMMETRIC_FENCE");
+  const bool light = fence && detail::register_asymmetric_fence();
+  const std::string text = world.team(0).explain(Collective::allreduce, 64);
+  INFO(text);
+  CHECK((text.find("published without a fence") != std::string::npos) == light);
+  CHECK((text.find("published with a fence") != std::string::npos) == !light);
+  const auto sum = family<long>("long sum", op::sum, [](int m, std::size_t i) {
+    return static_cast<long>(m * 1000 + i);
+  });
+  for (std::size_t n : {std::size_t{1}, std::size_t{100}, std::size_t{5000}}) {
+    for (Collective c : all_collectives()) {
+      const std::string problem = check_world(world, sum, c, n, false, world.size() - 1);
+      if (!problem.empty()) FAIL_CHECK(name_of(c) << " n=" << n << ": " << problem);
+    }
+  }
 }
 
 TEST_CASE("process 0 of an exscan may pass no output", "[hybrid][node]") {
