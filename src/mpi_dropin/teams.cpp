@@ -59,7 +59,7 @@ int finalize_all(MPI_Comm, int, void*, void*) {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::fprintf(stderr, "hreduce: process %d: %lu calls served, %lu handed on to PMPI\n", rank,
-                 counters().served.load(), counters().handed_on.load());
+                 served_calls(), counters().handed_on.load());
   }
   return MPI_SUCCESS;
 }
@@ -98,6 +98,49 @@ Counters& counters() {
   static Counters c;
   return c;
 }
+
+namespace {
+
+struct Tallies {
+  std::mutex mutex;
+  std::set<ServedTally*> live;
+  unsigned long ended = 0;  // of threads that have ended
+};
+Tallies& tallies() {
+  static Tallies* t = new Tallies;  // outlives every thread's exit
+  return *t;
+}
+
+// Takes a thread's tally out of the live ones when the thread ends.
+struct TallyOwner {
+  ServedTally* tally = nullptr;
+  ~TallyOwner() {
+    if (tally == nullptr) return;
+    std::lock_guard lock(tallies().mutex);
+    tallies().ended += tally->served.load(std::memory_order_relaxed);
+    tallies().live.erase(tally);
+  }
+};
+
+}  // namespace
+
+void count_in(ServedTally& tally) {
+  thread_local TallyOwner owner;
+  if (tally.counted) return;
+  std::lock_guard lock(tallies().mutex);
+  tallies().live.insert(&tally);
+  owner.tally = &tally;
+  tally.counted = true;
+}
+
+unsigned long served_calls() {
+  std::lock_guard lock(tallies().mutex);
+  unsigned long total = tallies().ended;
+  for (const ServedTally* t : tallies().live) total += t->served.load(std::memory_order_relaxed);
+  return total;
+}
+
+unsigned teams_generation() { return generation.load(std::memory_order_relaxed); }
 
 void handed_on(const char* call, const std::string& why) {
   counters().handed_on.fetch_add(1, std::memory_order_relaxed);

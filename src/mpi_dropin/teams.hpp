@@ -32,11 +32,25 @@ struct Settings {
 };
 const Settings& settings();
 
-// Calls served and handed on by this process.
+// Calls handed on by this process.
 struct Counters {
-  std::atomic<unsigned long> served{0}, handed_on{0};
+  std::atomic<unsigned long> handed_on{0};
 };
 Counters& counters();
+
+// Calls served by one thread. Only that thread writes it, with a plain load
+// and store: a locked add on every call is a full barrier on x86, which
+// waited for the call's stores to reach the other core (docs/performance.md).
+struct ServedTally {
+  std::atomic<unsigned long> served{0};
+  bool counted = false;  // in served_calls() (count_in)
+  void add() { served.store(served.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+};
+// Makes served_calls() include `tally`, a thread_local of the calling
+// thread, until that thread ends, and what it counted after. Once per thread.
+void count_in(ServedTally& tally);
+// Calls served by every thread of this process so far.
+unsigned long served_calls();
 
 // With HREDUCE_MPI_VERBOSE, says once per reason that `call` went to PMPI.
 void handed_on(const char* call, const std::string& why);
@@ -46,5 +60,9 @@ void handed_on(const char* call, const std::string& why);
 // while warming up). Collective at the call that builds the team. `lone`:
 // the team's lean path for small calls (lone_member.hpp), or null.
 Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone);
+
+// Changes whenever a communicator's team goes (MPI_Comm_free, finalize):
+// whatever a thread remembers of a team is stale once it moved.
+unsigned teams_generation();
 
 }  // namespace hreduce::detail::mpi_dropin

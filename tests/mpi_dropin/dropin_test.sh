@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs dropin_test under mpirun:
-#   dropin_test.sh PROGRAM NP MODE LIBRARY [PROCS_PER_NODE [WARMUP_CALLS]]
+#   dropin_test.sh PROGRAM NP MODE LIBRARY [PROCS_PER_NODE [WARMUP_CALLS [SERVED]]]
 #   MODE preload: LD_PRELOAD=LIBRARY; linked: PROGRAM has the library linked
 #   in; off: preloaded with HREDUCE_MPI=off (every call goes to PMPI).
 #   PROCS_PER_NODE: virtual nodes of that many ranks (0: the real node).
+#   SERVED: the calls every process must report served, exactly.
 # With the library on, the verbose summary must show calls served by it.
 set -euo pipefail
-program=$1 np=$2 mode=$3 library=$(realpath "$4") per_node=${5:-0} warmup=${6:-2}
+program=$1 np=$2 mode=$3 library=$(realpath "$4") per_node=${5:-0} warmup=${6:-2} expected=${7:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 env_args=(-x HREDUCE_MPI_VERBOSE=1 -x HREDUCE_MPI_WARMUP_CALLS=$warmup
   -x HREDUCE_PROCS_PER_NODE=$per_node)
@@ -29,4 +30,8 @@ if [ "$mode" = off ]; then
 else
   [ -n "$served" ] && [ "$served" -gt 0 ] || { echo "the library served no call on some process"; exit 1; }
   echo "every process had calls served by hreduce (the fewest: $served)"
+  if [ -n "$expected" ]; then
+    counts=$(sed -n 's/^hreduce: process [0-9]*: \([0-9]*\) calls served.*/\1/p' "$log" | sort -u)
+    [ "$counts" = "$expected" ] || { echo "calls served: $counts, expected $expected on every process"; exit 1; }
+  fi
 fi
