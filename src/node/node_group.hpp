@@ -97,7 +97,9 @@ inline constexpr int kNodeSlots = 16;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 // The single-copy path (two processes): from this many bytes per process.
-inline constexpr std::size_t kNodeSingleCopyBytes = 32 * 1024;
+// At 16 KiB it beat the chunks for reduce, scan and exscan (1.5-2x) and
+// tied for allreduce; at 4 KiB the chunks won (docs/performance.md).
+inline constexpr std::size_t kNodeSingleCopyBytes = 16 * 1024;
 // The chunks in flight: each process's stage and the result hold as many
 // as fit in kNodeRingBytes, from 2 to kNodeMaxBuffers (buffers()).
 inline constexpr std::size_t kNodeRingBytes = std::size_t{32} << 20;

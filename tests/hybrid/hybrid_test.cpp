@@ -82,7 +82,7 @@ TEST_CASE("multi-process collectives match the sequential oracle", "[hybrid][con
 
 TEST_CASE("long vectors on two processes of a node, with and without single copy",
           "[hybrid][conformance]") {
-  // From 32 KiB per process two processes of one node reach each other's
+  // From 16 KiB per process two processes of one node reach each other's
   // memory directly (node_single_copy.cpp): with one member each and with
   // several (whose leaders then hold workspace buffers), next to a pair on
   // a second node, for every collective, in place or not, at both roots.
@@ -104,9 +104,9 @@ TEST_CASE("long vectors on two processes of a node, with and without single copy
     const bool subset =
         fam.name.find("sum") != std::string::npos || fam.name.find("user") != std::string::npos;
     if (!subset) return;
-    // 5000 elements: 20 KiB of int (the chunks), 40 KiB of double (one
+    // 3000 elements: 12 KiB of int (the chunks), 24 KiB of double (one
     // copy); 40000: 160 KiB to 640 KiB, across the chunk.
-    for (std::size_t n : {std::size_t{5000}, std::size_t{40000}}) {
+    for (std::size_t n : {std::size_t{3000}, std::size_t{40000}}) {
       for (Collective c : all_collectives()) {
         for (bool in_place : {false, true}) {
           for (int root : {0, world.size() - 1}) {
