@@ -229,7 +229,7 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, b
   if (node_) {
     text << ": the processes of each node combine through a shared segment of "
          << node_->segment_size() << " bytes (chunks of " << node_->chunk_bytes()
-         << " bytes, inputs up to " << kNodeInline << " bytes inline), process k of the node "
+         << " bytes, inputs up to " << node_->inline_bytes() << " bytes inline), process k of the node "
          << "folding slice k of every chunk in rank order";
     if (node_->single_copy()) {
       text << "; with 2 processes on the node, an exscan from " << kNodeSingleCopyBytes

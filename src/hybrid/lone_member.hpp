@@ -40,7 +40,7 @@ class LoneMemberPath {
   static std::unique_ptr<LoneMemberPath> of(Member& member);
 
   // Runs a call of the team's default options if it is small (at most
-  // kNodeInline bytes), its op cannot throw and its arguments are fine;
+  // NodeGroup::inline_bytes()), its op cannot throw and its arguments are fine;
   // else returns false, having done nothing: the call then takes the
   // general path, which words what is wrong. Throws as the general path.
   bool run(CollectiveKind kind, const void* in, void* out, std::size_t count, int root,

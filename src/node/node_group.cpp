@@ -75,6 +75,9 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
       size_(size),
       first_process_(first_process),
       chunk_(round_chunk(chunk_bytes)),
+      inline_bytes_(std::clamp(kNodeInlineBudget / static_cast<std::size_t>(std::max(size, 1)) /
+                                   64 * 64,
+                               kNodeInlineFloor, kNodeInline)),
       buffers_(static_cast<std::uint64_t>(buffers(size, chunk_bytes))),
       timeout_(timeout),
       spins_(crowded ? kSpinsShared : kSpinsAlone),
@@ -382,7 +385,7 @@ std::string NodeGroup::agree(const NodeCallInfo& info) {
 
 std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) {
   const std::size_t bytes = r.count * r.op->elem_size;
-  if (bytes <= kNodeInline && !r.op->may_throw) {
+  if (bytes <= inline_bytes_ && !r.op->may_throw) {
     // A process that failed already may have no input to offer.
     const bool offers = info.failure == nullptr;
     // The first process's inclusive prefix is its own input.
@@ -716,7 +719,7 @@ std::byte* NodeGroup::at(int rank, const Place& place) const {
 
 std::string NodeGroup::broadcast(const NodeCallInfo& info, void* data, std::size_t bytes,
                                  int root) {
-  const bool small = bytes <= kNodeInline;
+  const bool small = bytes <= inline_bytes_;
   const bool sends = rank_ == root;
   const bool offers = small && sends && info.failure == nullptr;
   std::string failure = announce_and_agree(info, offers ? data : nullptr, offers ? bytes : 0);

@@ -11,7 +11,7 @@
 //
 //   announce   signature, arguments and any failure into the slot of this
 //              operation (op number mod kNodeSlots); inputs of at most
-//              kNodeInline bytes travel in the slot itself. Then wait for
+//              inline_bytes() travel in the slot itself. Then wait for
 //              every process's slot. Before writing slot k, a process makes
 //              sure every other has announced k - kNodeSlots + 1, that is,
 //              finished reading the slot's previous operation.
@@ -90,8 +90,16 @@
 
 namespace hreduce::detail {
 
-// Inputs up to this size travel inside the announcement.
-inline constexpr std::size_t kNodeInline = 512;
+// Inputs of at most NodeGroup::inline_bytes() travel inside the
+// announcement: kNodeInlineBudget over the process count, rounded down to
+// lines, within [kNodeInlineFloor, kNodeInline]. A process that wants the
+// total reads every process's input, so the budget bounds what one reads
+// per call; two processes get 8 KiB, where 1-4 KiB calls ran 3-6x faster
+// than through the chunks (docs/performance.md), and from 32 processes
+// it is the floor.
+inline constexpr std::size_t kNodeInline = 8192;
+inline constexpr std::size_t kNodeInlineFloor = 512;
+inline constexpr std::size_t kNodeInlineBudget = 16 * 1024;
 // Announcement slots per process: how far a process may run ahead.
 inline constexpr int kNodeSlots = 16;
 // Default bytes per chunk and process of the staging buffers.
@@ -165,6 +173,8 @@ class NodeGroup {
   int size() const { return size_; }
   std::size_t segment_size() const { return segment_.size(); }
   std::size_t chunk_bytes() const { return chunk_; }
+  // Inputs of at most this many bytes travel in the announcement (above).
+  std::size_t inline_bytes() const { return inline_bytes_; }
   int buffer_count() const { return static_cast<int>(buffers_); }
 
   // Each returns the failure every process of the node sees, the same text
@@ -286,6 +296,7 @@ class NodeGroup {
   SharedSegment segment_;
   int rank_, size_, first_process_;
   std::size_t chunk_;
+  std::size_t inline_bytes_;
   std::uint64_t buffers_;
   std::chrono::milliseconds timeout_;
   int spins_;

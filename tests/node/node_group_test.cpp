@@ -87,8 +87,12 @@ std::vector<std::string> my_segments() {
 
 TEST_CASE("node reductions match a sequential loop over node ranks", "[node][conformance]") {
   const int P = GENERATE(1, 2, 3, 5);
-  const std::size_t n = GENERATE(std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64},
-                                 std::size_t{100}, std::size_t{5000});
+  // Longs that fill an announcement: 16 KiB over P, within 512 B and 8 KiB,
+  // in whole lines.
+  const std::size_t fill = P <= 2 ? 1024 : P == 3 ? 680 : 408;
+  const std::size_t n = GENERATE_COPY(std::size_t{0}, std::size_t{1}, std::size_t{7},
+                                      std::size_t{64}, std::size_t{100}, fill, fill + 1,
+                                      std::size_t{5000});
   const bool in_place = GENERATE(false, true);
   // Even ranks ask for inclusive prefixes, odd ones for exclusive: a team
   // mixes them when some processes hold one member and others more.
@@ -101,6 +105,7 @@ TEST_CASE("node reductions match a sequential loop over node ranks", "[node][con
   // Received: the middle third of the vector; scan prefixes: everything.
   const std::size_t lo = n / 3, hi = 2 * n / 3;
   auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    if (g.inline_bytes() != fill * sizeof(long)) return "inline_bytes() is wrong";
     std::vector<long> in(n), total(n), prefix(n, -1);
     for (std::size_t i = 0; i < n; ++i) in[i] = input(rank, i);
     for (int rep = 0; rep < 3; ++rep) {  // steps carry over between operations
