@@ -140,8 +140,6 @@ unsigned long served_calls() {
   return total;
 }
 
-unsigned teams_generation() { return generation.load(std::memory_order_relaxed); }
-
 void handed_on(const char* call, const std::string& why) {
   counters().handed_on.fetch_add(1, std::memory_order_relaxed);
   if (!settings().verbose || why.empty()) return;

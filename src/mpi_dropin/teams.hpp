@@ -61,8 +61,4 @@ void handed_on(const char* call, const std::string& why);
 // the team's lean path for small calls (lone_member.hpp), or null.
 Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone);
 
-// Changes whenever a communicator's team goes (MPI_Comm_free, finalize):
-// whatever a thread remembers of a team is stale once it moved.
-unsigned teams_generation();
-
 }  // namespace hreduce::detail::mpi_dropin

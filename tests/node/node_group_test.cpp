@@ -362,6 +362,28 @@ std::string small_reduce(NodeGroup& g, int rank, int root, int call, const char*
   return {};
 }
 
+// An inclusive scan of 3 longs, checked against a loop over lower ranks.
+std::string small_scan(NodeGroup& g, int rank, int call) {
+  const std::size_t n = 3;
+  std::vector<long> in(n), prefix(n, -1);
+  for (std::size_t i = 0; i < n; ++i) in[i] = input(rank, i) + call;
+  const ErasedOp op = erase_op<long>(op::sum);
+  NodeReduction r;
+  r.in = in.data();
+  r.count = n;
+  r.op = &op;
+  r.prefix = prefix.data();
+  r.inclusive = true;
+  r.may_run_ahead = true;
+  const std::string said = g.reduce(info(CollectiveKind::scan, n, 9), r);
+  for (std::size_t i = 0; i < n && said.empty(); ++i) {
+    long upto = 0;
+    for (int q = 0; q <= rank; ++q) upto += input(q, i) + call;
+    if (prefix[i] != upto) return "scan, call " + std::to_string(call);
+  }
+  return said;
+}
+
 }  // namespace
 
 TEST_CASE("processes that only contribute run ahead and every result stays right",
@@ -427,24 +449,7 @@ TEST_CASE("publishing without a fence loses no wake-up, crowded or not", "[node]
     for (int call = 0; call < 3000; ++call) {
       std::string failure;
       if (call % 7 == 6) {
-        // A scan, which waits for every lower process at every call.
-        const std::size_t n = 3;
-        std::vector<long> in(n), prefix(n, -1);
-        for (std::size_t i = 0; i < n; ++i) in[i] = input(rank, i) + call;
-        const ErasedOp op = erase_op<long>(op::sum);
-        NodeReduction r;
-        r.in = in.data();
-        r.count = n;
-        r.op = &op;
-        r.prefix = prefix.data();
-        r.inclusive = true;
-        r.may_run_ahead = true;
-        failure = g.reduce(info(CollectiveKind::scan, n, 9), r);
-        for (std::size_t i = 0; i < n && failure.empty(); ++i) {
-          long upto = 0;
-          for (int q = 0; q <= rank; ++q) upto += input(q, i) + call;
-          if (prefix[i] != upto) failure = "scan, call " + std::to_string(call);
-        }
+        failure = small_scan(g, rank, call);  // waits for every lower process
       } else {
         failure = small_reduce(g, rank, (call / 3) % P, call);
       }
