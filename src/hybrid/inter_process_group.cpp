@@ -232,10 +232,13 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, b
          << " bytes, inputs up to " << node_->inline_bytes() << " bytes inline), process k of the node "
          << "folding slice k of every chunk in rank order";
     if (node_->single_copy()) {
-      text << "; with 2 processes on the node, an exscan from " << kNodeSingleCopyBytes
-           << " bytes per process, and a reduce, allreduce or scan from there up to one chunk, "
-              "read and write the other process's memory in one copy "
-              "(process_vm_readv/writev) instead";
+      text << "; with 2 processes on the node, calls from "
+           << std::max(kNodeSingleCopyBytes, node_->inline_bytes() + 1)
+           << " bytes per process read and write the other process's memory in one copy "
+              "(process_vm_readv/writev) instead (a reduce or scan from "
+           << kNodeSplitFoldBytes
+           << " bytes with both processes folding; a reduce_scatter unless an output lies over "
+              "the input the other reads)";
     } else if (node_->size() > 1) {
       text << "; no single-copy access between processes (HREDUCE_NODE_SINGLE_COPY=off, or the "
               "kernel refused it)";

@@ -75,9 +75,9 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
       size_(size),
       first_process_(first_process),
       chunk_(round_chunk(chunk_bytes)),
-      inline_bytes_(std::clamp(kNodeInlineBudget / static_cast<std::size_t>(std::max(size, 1)) /
-                                   64 * 64,
-                               kNodeInlineFloor, kNodeInline)),
+      inline_bytes_(std::clamp(
+          kNodeInlineBudget / static_cast<std::size_t>(std::max(size - 1, 1)) / 64 * 64,
+          kNodeInlineFloor, kNodeInline)),
       buffers_(static_cast<std::uint64_t>(buffers(size, chunk_bytes))),
       timeout_(timeout),
       spins_(crowded ? kSpinsShared : kSpinsAlone),
@@ -430,8 +430,8 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
   std::string failure = announce_and_agree(info, nullptr, 0, r.prefix != nullptr && r.inclusive,
                                            &direct, false);
   if (!failure.empty() || r.count == 0) return failure;
-  const std::size_t cut = single_copy_cut(r);
-  return cut != ~std::size_t{0} ? reduce_single_copy(r, cut) : reduce_chunked(r);
+  const SingleCopyPlan plan = single_copy_plan(r);
+  return plan.way != SingleCopyPlan::Way::none ? reduce_single_copy(r, plan) : reduce_chunked(r);
 }
 
 std::string NodeGroup::reduce_small(const NodeReduction& r) {

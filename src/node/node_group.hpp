@@ -91,23 +91,33 @@
 namespace hreduce::detail {
 
 // Inputs of at most NodeGroup::inline_bytes() travel inside the
-// announcement: kNodeInlineBudget over the process count, rounded down to
-// lines, within [kNodeInlineFloor, kNodeInline]. A process that wants the
-// total reads every process's input, so the budget bounds what one reads
-// per call; two processes get 8 KiB, where 1-4 KiB calls ran 3-6x faster
-// than through the chunks (docs/performance.md), and from 32 processes
+// announcement: kNodeInlineBudget over the number of other processes,
+// rounded down to lines, within [kNodeInlineFloor, kNodeInline]. A process
+// that wants the total reads every other process's input, so the budget
+// bounds what one reads per call. Two processes get 16 KiB, where the
+// single copy takes over: a reduce of 16 KiB ran 1.2x Open MPI's speed
+// inline against 0.9x through the single copy, and 1-4 KiB calls 3-6x
+// faster than through the chunks (docs/performance.md); from 33 processes
 // it is the floor.
-inline constexpr std::size_t kNodeInline = 8192;
+inline constexpr std::size_t kNodeInline = 16 * 1024;
 inline constexpr std::size_t kNodeInlineFloor = 512;
 inline constexpr std::size_t kNodeInlineBudget = 16 * 1024;
 // Announcement slots per process: how far a process may run ahead.
 inline constexpr int kNodeSlots = 16;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
-// The single-copy path (two processes): from this many bytes per process.
-// At 16 KiB it beat the chunks for reduce, scan and exscan (1.5-2x) and
-// tied for allreduce; at 4 KiB the chunks won (docs/performance.md).
+// The single-copy path (two processes): from this many bytes per process
+// (and above inline_bytes()). At 16 KiB it beat the chunks for reduce,
+// scan and exscan (1.5-2x) and tied for allreduce; at 4 KiB the chunks won
+// (docs/performance.md).
 inline constexpr std::size_t kNodeSingleCopyBytes = 16 * 1024;
+// A fold that only one process receives (reduce, scan): below this many
+// bytes the receiver reads and folds everything itself (one system call,
+// nothing written back); from here the other process folds a part as well
+// and writes it into the receiver's output. At 48 KiB splitting won
+// (0.97-1.02x Open MPI against 0.82-0.93x), at 24 KiB it lost (0.70x
+// against 0.93x).
+inline constexpr std::size_t kNodeSplitFoldBytes = 48 * 1024;
 // The chunks in flight: each process's stage and the result hold as many
 // as fit in kNodeRingBytes, from 2 to kNodeMaxBuffers (buffers()).
 inline constexpr std::size_t kNodeRingBytes = std::size_t{32} << 20;
@@ -283,11 +293,17 @@ class NodeGroup {
   bool anyone_wants_total() const;
   std::string reduce_small(const NodeReduction& r);
   std::string reduce_chunked(const NodeReduction& r);
-  // The single-copy path (node_single_copy.cpp): where it cuts the vector
+  // The single-copy path (node_single_copy.cpp): how it shares the work
   // (the same answer on every process), and running it.
-  // Process 0's part of the vector, [0, cut); ~0: the chunks instead.
-  std::size_t single_copy_cut(const NodeReduction& r) const;
-  std::string reduce_single_copy(const NodeReduction& r, std::size_t cut);
+  struct SingleCopyPlan {
+    // none: the chunks instead. cut: process 0 computes every result over
+    // elements [0, cut), process 1 over the rest. own_parts: each process
+    // computes its own part of the total (reduce_scatter).
+    enum class Way { none, cut, own_parts } way = Way::none;
+    std::size_t cut = 0;
+  };
+  SingleCopyPlan single_copy_plan(const NodeReduction& r) const;
+  std::string reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan);
   void fold_slice(const NodeReduction& r, int buffer, std::size_t c0, std::size_t lo,
                   std::size_t hi);
   Place find_allocation(const void* data, std::size_t bytes) const;

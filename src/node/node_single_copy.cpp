@@ -3,7 +3,9 @@
 // the two processes need over its part, reading the other's input and
 // writing the other's output directly in its memory (cross_memory.hpp).
 // Where the cut falls depends on the work: halves for copies (exscan) and
-// for two receivers, everything to a single receiver that folds.
+// for two receivers, most to a single receiver that folds (all of a short
+// vector), and for parts of the total (reduce_scatter) each process its
+// own part.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -37,40 +39,67 @@ Wanted wanted(const Direct& d, int p, bool inclusive) {
 
 }  // namespace
 
-std::size_t NodeGroup::single_copy_cut(const NodeReduction& r) const {
-  constexpr std::size_t kNone = ~std::size_t{0};
+NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) const {
+  using Way = SingleCopyPlan::Way;
   // Only what both processes announced decides: both take the same path.
-  if (!single_copy_ || size_ != 2) return kNone;
+  if (!single_copy_ || size_ != 2) return {};
   // An op that may throw would have to tell the other; the chunks do.
   const std::size_t es = r.op->elem_size, bytes = r.count * es;
-  if (r.op->may_throw || es > chunk_ || bytes < kNodeSingleCopyBytes) return kNone;
+  if (r.op->may_throw || es > chunk_ || bytes < kNodeSingleCopyBytes) return {};
   const int s = static_cast<int>(ops_ % kNodeSlots);
+  const Direct* d[2] = {&area(0).slot[s].direct, &area(1).slot[s].direct};
+  if (d[0]->total == 2 || d[1]->total == 2) {
+    // Parts of the total (reduce_scatter): each process folds its own part,
+    // reading the other's input there, so every byte moves once, unless
+    // its output lies over the input that the other reads meanwhile (in
+    // place): then the chunks.
+    for (int p = 0; p < 2; ++p) {
+      const Direct& mine = *d[p];
+      const Direct& other = *d[1 - p];
+      if (mine.prefix_address != 0) return {};
+      if (mine.total == 0 || other.total == 0) continue;
+      const std::uint64_t out_lo = mine.output_address,
+                          out_hi = out_lo + (mine.out_hi - mine.out_lo) * es;
+      const std::uint64_t read_lo = mine.input_address + other.out_lo * es,
+                          read_hi = mine.input_address + other.out_hi * es;
+      if (out_lo < read_hi && read_lo < out_hi) return {};
+    }
+    return {Way::own_parts, 0};
+  }
   int folders = 0, receiver = 0;
   for (int p = 0; p < 2; ++p) {
-    const Direct& d = area(p).slot[s].direct;
-    // A part of the total (reduce_scatter), or a total and a prefix both:
-    // the chunks.
-    if (d.total > 1 || (d.total == 1 && d.prefix_address != 0)) return kNone;
-    const Wanted w = wanted(d, p, area(p).slot[s].inclusive != 0);
+    // A total and a prefix both: the chunks.
+    if (d[p]->total == 1 && d[p]->prefix_address != 0) return {};
+    const Wanted w = wanted(*d[p], p, area(p).slot[s].inclusive != 0);
     if (w.any() && w.last == 1) ++folders, receiver = p;
   }
-  // Halves on a cache line where the element size allows.
-  std::size_t half = (r.count + 1) / 2;
-  if (es <= 64 && 64 % es == 0) {
-    half = std::min(r.count, (half + 64 / es - 1) / (64 / es) * (64 / es));
-  }
-  // Copies only (an exscan): each process moves half, at any length.
-  if (folders == 0) return half;
-  // Folds: from one chunk up the chunks win (they overlap the steps and
-  // split the fold without system calls); below, one receiver reads and
-  // folds everything itself (one system call, no writing back), and two
-  // (allreduce) split the work (measured: docs/performance.md).
-  if (bytes >= chunk_) return kNone;
-  if (folders == 2) return half;
-  return receiver == 0 ? r.count : 0;
+  // Cuts on a cache line where the element size allows.
+  auto on_line = [&](std::size_t elements) {
+    if (es > 64 || 64 % es != 0) return elements;
+    const std::size_t per_line = 64 / es;
+    return std::min(r.count, (elements + per_line - 1) / per_line * per_line);
+  };
+  const std::size_t half = on_line((r.count + 1) / 2);
+  // Copies only (an exscan), or two receivers (allreduce): each process
+  // does half.
+  if (folders != 1) return {Way::cut, half};
+  // One receiver: below kNodeSplitFoldBytes it does everything; above, it
+  // folds 3/5 and the other reads, folds and writes back 2/5, which
+  // evens their time when reading, folding and writing cost alike. A scan's
+  // process 0 also copies its own input to its prefix: then 4/5. Measured
+  // at 1 MiB (docs/performance.md): 3/5 1.6x Open MPI's speed for a reduce
+  // and 1/2 1.5x; a scan 1.9x with 4/5 and 1.4x with 3/5.
+  if (bytes < kNodeSplitFoldBytes) return {Way::cut, receiver == 0 ? r.count : 0};
+  const int other = 1 - receiver;
+  const bool other_copies = d[other]->prefix_address != 0 &&
+                            area(other).slot[s].inclusive != 0 &&
+                            d[other]->prefix_address != d[other]->input_address;
+  const std::size_t fifths = other_copies ? 4 : 3;
+  const std::size_t receivers = r.count / 5 * fifths + r.count % 5 * fifths / 5;
+  return {Way::cut, on_line(receiver == 0 ? receivers : r.count - receivers)};
 }
 
-std::string NodeGroup::reduce_single_copy(const NodeReduction& r, std::size_t cut) {
+std::string NodeGroup::reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan) {
   const int s = static_cast<int>(ops_ % kNodeSlots);
   const std::size_t es = r.op->elem_size;
   const int q = rank_, peer = 1 - rank_;
@@ -78,10 +107,18 @@ std::string NodeGroup::reduce_single_copy(const NodeReduction& r, std::size_t cu
   ProcessArea& mine = area(q);
   const Direct& theirs = area(peer).slot[s].direct;
   Wanted want[2];
-  for (int p = 0; p < 2; ++p) {
-    want[p] = wanted(area(p).slot[s].direct, p, area(p).slot[s].inclusive != 0);
+  std::size_t lo = 0, hi = 0;
+  if (plan.way == SingleCopyPlan::Way::own_parts) {
+    // Only my part, for me: `to` is where element 0 of the total would go.
+    const Direct& d = area(q).slot[s].direct;
+    if (d.total != 0) want[q] = {0, 1, d.output_address - d.out_lo * es};
+    lo = d.out_lo, hi = d.out_hi;
+  } else {
+    for (int p = 0; p < 2; ++p) {
+      want[p] = wanted(area(p).slot[s].direct, p, area(p).slot[s].inclusive != 0);
+    }
+    lo = q == 0 ? 0 : plan.cut, hi = q == 0 ? plan.cut : r.count;
   }
-  const std::size_t lo = q == 0 ? 0 : cut, hi = q == 0 ? cut : r.count;
   const std::size_t piece = chunk_ / es;
   auto at = [&](std::uint64_t address, std::size_t element) {
     return reinterpret_cast<std::byte*>(address) + element * es;

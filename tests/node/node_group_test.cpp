@@ -87,9 +87,9 @@ std::vector<std::string> my_segments() {
 
 TEST_CASE("node reductions match a sequential loop over node ranks", "[node][conformance]") {
   const int P = GENERATE(1, 2, 3, 5);
-  // Longs that fill an announcement: 16 KiB over P, within 512 B and 8 KiB,
-  // in whole lines.
-  const std::size_t fill = P <= 2 ? 1024 : P == 3 ? 680 : 408;
+  // Longs that fill an announcement: 16 KiB over the other processes,
+  // within 512 B and 16 KiB, in whole lines.
+  const std::size_t fill = P <= 2 ? 2048 : P == 3 ? 1024 : 512;
   const std::size_t n = GENERATE_COPY(std::size_t{0}, std::size_t{1}, std::size_t{7},
                                       std::size_t{64}, std::size_t{100}, fill, fill + 1,
                                       std::size_t{5000});
@@ -176,16 +176,18 @@ TEST_CASE("a non-commutative op combines in node rank order", "[node][conformanc
 
 TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
           "[node][conformance]") {
-  // Two processes reach each other's memory in one copy from 16 KiB (these
-  // "processes" are threads of one, which process_vm_readv/writev reach as
-  // well): around that limit, around one chunk (256 KiB, where folds
-  // turn to the chunks), with an odd length, with three processes (never)
-  // and with it off.
+  // Two processes reach each other's memory in one copy above 16 KiB, the
+  // inline limit (these "processes" are threads of one, which
+  // process_vm_readv/writev reach as well): around that limit, around
+  // 48 KiB (where a single receiver starts to share the fold), around one
+  // chunk (256 KiB, the pieces the copies go in), with an odd length, with
+  // three processes (never) and with it off.
   constexpr std::size_t kLong = 256 * 1024;
   const bool single = GENERATE(true, false);
   const int P = GENERATE(2, 3);
-  const std::size_t n = GENERATE(std::size_t{1023}, std::size_t{1024}, std::size_t{9001},
-                                 std::size_t{16383}, std::size_t{16384}, std::size_t{40001});
+  const std::size_t n = GENERATE(std::size_t{1024}, std::size_t{1025}, std::size_t{3071},
+                                 std::size_t{3072}, std::size_t{9001}, std::size_t{16383},
+                                 std::size_t{16384}, std::size_t{40001});
   const CollectiveKind kind = GENERATE(CollectiveKind::reduce, CollectiveKind::allreduce,
                                        CollectiveKind::scan, CollectiveKind::exscan);
   const bool in_place = GENERATE(false, true);
@@ -235,6 +237,66 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
           }
           // What the process receives nothing in stays as it was.
           if (upto < 0 && !in_place && !(out[0] == Affine{0, 0})) return "wrote to no output";
+        }
+        return {};
+      },
+      std::chrono::seconds(30), true, kLong);
+  unsetenv("HREDUCE_NODE_SINGLE_COPY");
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+}
+
+TEST_CASE("parts of the total through the single copy give what the chunks give",
+          "[node][conformance]") {
+  // Each of two processes folds its own part, reading the other's input
+  // there (reduce_scatter); an output over the input the other reads (MPI's
+  // in place, every part at the start) goes through the chunks instead.
+  constexpr std::size_t kLong = 256 * 1024;
+  const bool single = GENERATE(true, false);
+  const int P = GENERATE(2, 3);
+  const std::size_t n = GENERATE(std::size_t{1024}, std::size_t{1025}, std::size_t{9001},
+                                 std::size_t{40001});
+  enum Placement { apart, own_elements, at_start };
+  const Placement placement = GENERATE(apart, own_elements, at_start);
+  INFO(P << " processes, reduce_scatter of " << n << " Affine (16 B), output "
+         << (placement == apart          ? "apart"
+             : placement == own_elements ? "in place at its elements"
+                                         : "in place at the start")
+         << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));
+  if (single) {
+    unsetenv("HREDUCE_NODE_SINGLE_COPY");
+  } else {
+    setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
+  }
+  // Uneven parts, the first the shortest.
+  auto bound = [&](int q) { return q == 0 ? 0 : q == P ? n : q * n / P + 37; };
+  auto said = on_node(
+      P,
+      [&](NodeGroup& g, int rank) -> std::string {
+        if (std::string failure = g.describe("test"); !failure.empty()) return failure;
+        auto x = [](int q, std::size_t i) { return Affine{3 + 2 * q + i % 5, q + 7 * i}; };
+        ErasedOp op = erase_op<Affine>(affine_op);
+        op.may_throw = false;
+        const std::size_t lo = bound(rank), hi = bound(rank + 1);
+        for (int rep = 0; rep < 2; ++rep) {
+          std::vector<Affine> in(n), out(hi - lo, Affine{0, 0});
+          for (std::size_t i = 0; i < n; ++i) in[i] = x(rank, i);
+          NodeReduction r;
+          r.in = in.data();
+          r.count = n;
+          r.op = &op;
+          r.out = placement == apart          ? static_cast<void*>(out.data())
+                  : placement == own_elements ? static_cast<void*>(in.data() + lo)
+                                              : static_cast<void*>(in.data());
+          r.out_lo = lo;
+          r.out_hi = hi;
+          const std::string failure = g.reduce(info(CollectiveKind::reduce_scatter, n), r);
+          if (!failure.empty()) return failure;
+          const Affine* got = static_cast<const Affine*>(r.out);
+          for (std::size_t i = lo; i < hi; ++i) {
+            Affine want = x(0, i);
+            for (int q = 1; q < P; ++q) want = compose(want, x(q, i));
+            if (!(got[i - lo] == want)) return "element " + std::to_string(i);
+          }
         }
         return {};
       },
