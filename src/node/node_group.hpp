@@ -55,18 +55,21 @@
 //     lines were still there, and a 1 MiB reduce on two processes took
 //     30–50 % longer (docs/performance.md).
 //
-//   single     (two processes, from kNodeSingleCopyBytes; not for
-//   copy       reduce_scatter) the vector is cut in two, and process q
+//   single     (two processes, from kNodeSingleCopyBytes and above
+//   copy       inline_bytes()) the vector is cut in two, and process q
 //              computes every result over its part: it reads the other's
 //              input and writes the other's output straight in its memory
 //              (process_vm_readv/writev, cross_memory.hpp), in pieces of a
 //              chunk, folding in rank order; then it says `released` and
 //              waits for the other's. Each byte moves once. An exscan's
-//              copy is cut in halves at any length; a fold only below one
-//              chunk (above, the chunks' overlap wins), all of it to a
-//              single receiver, halves for two. Where the kernel forbids
-//              such access (probed when the team is built) or
-//              HREDUCE_NODE_SINGLE_COPY=off, the chunks do it.
+//              copy and an allreduce's fold are cut in halves; a fold to
+//              a single receiver goes all to it below
+//              kNodeSplitFoldBytes, and 3/5 of it from there (4/5 when the
+//              other also copies its input to its own scan prefix). Parts
+//              of the total (reduce_scatter): each process folds its own
+//              part, unless an output lies over the input the other reads.
+//              Where the kernel forbids such access (probed when the team
+//              is built) or HREDUCE_NODE_SINGLE_COPY=off, the chunks do it.
 //   direct     a process whose input, output or prefix lies in memory from
 //              allocate() says where in its announcement: it skips its
 //              stage (the folders read its input there) or its drain (the

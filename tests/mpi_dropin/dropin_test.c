@@ -514,8 +514,17 @@ int main(int argc, char** argv) {
     if (library_on) run_matrix(comms[k], comm_names[k], derived, 2, derived_ops, 3);
     run_matrix(comms[k], comm_names[k], user_types, 2, user_ops, 2);
   }
-  /* Long vectors: many chunks through the node level. */
+  /* Long vectors: many chunks through the node level, or with two
+   * processes the single copy (20 KB: one receiver folds alone, 80 KB: it
+   * shares the fold, 400 KB: pieces of a chunk); the middle one's root is
+   * the last rank. */
+  int world_n;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_n);
   for (int c = 0; c < NCOLL; ++c) {
+    run_one(c, &types[13], MPI_SUM, "MPI_SUM", 5000, (c + 1) % 2, 0, MPI_COMM_WORLD,
+            "MPI_COMM_WORLD", 5);
+    run_one(c, &types[13], MPI_SUM, "MPI_SUM", 20000, c % 2, world_n - 1, MPI_COMM_WORLD,
+            "MPI_COMM_WORLD", 6);
     run_one(c, &types[13], MPI_SUM, "MPI_SUM", 100000, 0, 0, MPI_COMM_WORLD, "MPI_COMM_WORLD", 7);
     run_one(c, &user_types[0], affine_op, "affine", 50000, c % 2, 0, dup, "a duplicate", 9);
   }

@@ -267,7 +267,7 @@ TEST_CASE("parts of the total through the single copy give what the chunks give"
   } else {
     setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
   }
-  // Uneven parts, the first the shortest.
+  // Uneven parts, the first the longest.
   auto bound = [&](int q) { return q == 0 ? 0 : q == P ? n : q * n / P + 37; };
   auto said = on_node(
       P,
