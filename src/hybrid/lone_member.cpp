@@ -124,7 +124,9 @@ bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::si
     failure = marked(e);
     me_.team.break_team(failure);
   }
-  finish_lone_member_call(me_, kind, failure);
+  if (!failure.empty() || me_.team.broken.load(std::memory_order_relaxed)) [[unlikely]] {
+    finish_lone_member_call(me_, kind, failure);
+  }
   return true;
 }
 

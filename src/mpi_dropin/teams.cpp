@@ -153,6 +153,8 @@ void handed_on(const char* call, const std::string& why) {
   }
 }
 
+unsigned teams_generation() { return generation.load(std::memory_order_relaxed); }
+
 Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone) {
   // The communicator of the previous call, whose team this thread found.
   struct Last {

@@ -61,4 +61,9 @@ void handed_on(const char* call, const std::string& why);
 // the team's lean path for small calls (lone_member.hpp), or null.
 Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone);
 
+// Changes whenever a communicator's team goes (MPI_Comm_free, finalize): a
+// thread that kept a team from before must look it up again, for MPI may
+// reuse a freed communicator's handle.
+unsigned teams_generation();
+
 }  // namespace hreduce::detail::mpi_dropin

@@ -26,6 +26,10 @@ std::size_t round_chunk(std::size_t chunk) {
   return std::max<std::size_t>(4096, (chunk + 4095) / 4096 * 4096);
 }
 
+// The value a process leaves in each of its progress words when it breaks
+// the node (abandon()), so that nobody waits for it any more.
+constexpr std::uint64_t kEndOfWords = ~std::uint64_t{0};
+
 void copy_text(char* to, std::size_t capacity, const char* from) {
   std::strncpy(to, from ? from : "", capacity - 1);
   to[capacity - 1] = '\0';
@@ -202,18 +206,15 @@ void NodeGroup::restart() {
 void NodeGroup::abandon() const {
   // After `broken`, so that whoever sees one of these words also sees it.
   ProcessArea& mine = area(rank_);
-  constexpr std::uint64_t kEnd = ~std::uint64_t{0};
-  for (Slot& slot : mine.slot) publish(slot.seq, kEnd);
-  publish(mine.staged, kEnd);
-  publish(mine.folded, kEnd);
-  publish(mine.drained, kEnd);
-  publish(mine.released, kEnd);
+  for (Slot& slot : mine.slot) publish(slot.seq, kEndOfWords);
+  publish(mine.staged, kEndOfWords);
+  publish(mine.folded, kEndOfWords);
+  publish(mine.drained, kEndOfWords);
+  publish(mine.released, kEndOfWords);
 }
 
 void NodeGroup::wait_for_slot(std::uint64_t op) {
-  if (op < kNodeSlots) return;
   const std::uint64_t target = op - kNodeSlots + 1;
-  if (everyone_announced_ >= target) return;
   // Running ahead, this process would otherwise look at the others' lines
   // on every operation, and each look costs the writer a cache miss on its
   // next announcement: when it has to wait, it waits for half the slots
@@ -243,7 +244,7 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   deadline_ = Deadline::after(timeout_);
   check_broken();
   const std::uint64_t op = ++ops_;
-  wait_for_slot(op);
+  if (op >= kNodeSlots && everyone_announced_ < op - kNodeSlots + 1) wait_for_slot(op);
   const int s = static_cast<int>(op % kNodeSlots);
   const bool runs_ahead = contributes_only && run_ahead_ && recently_compared(op);
   Slot& mine = area(rank_).slot[s];
@@ -274,7 +275,13 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   for (int q = 0; q < size_; ++q) {
     if (q == rank_) continue;
     const Slot& theirs = area(q).slot[s];
-    wait(theirs.seq, op, q, "announce the same operation");
+    // Usually there already (the others ran ahead or came first): then
+    // neither the wait nor its look at `broken` (an announcement that was
+    // written is no broken node's end value).
+    const std::uint64_t seen = theirs.seq.load(std::memory_order_acquire);
+    if (seen < op || seen == kEndOfWords) [[unlikely]] {
+      wait(theirs.seq, op, q, "announce the same operation");
+    }
     // A process that ran ahead has likely announced the next operation
     // too: its lines come over while this one finishes, not when the next
     // one waits for them.
@@ -283,9 +290,21 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
     }
   }
   everyone_announced_ = compared_ = op;
-  std::string text = compare_announcements(info);
+  std::string text;
+  if (!all_agree(s)) [[unlikely]] text = compare_announcements(info);
   area(rank_).compared.store(op, std::memory_order_relaxed);
   return text;
+}
+
+bool NodeGroup::all_agree(int s) const {
+  const Slot& first = area(0).slot[s];
+  bool agreed = true;
+  for (int q = 0; q < size_; ++q) {
+    const Slot& theirs = area(q).slot[s];
+    agreed &= (theirs.failed == 0) & (theirs.signature == first.signature) &
+              (theirs.digest == first.digest);
+  }
+  return agreed;
 }
 
 bool NodeGroup::recently_compared(std::uint64_t op) {
@@ -300,16 +319,8 @@ bool NodeGroup::recently_compared(std::uint64_t op) {
 }
 
 std::string NodeGroup::compare_announcements(const NodeCallInfo& info) {
+  // Called when all_agree() did not: say how they differ.
   const int s = static_cast<int>(ops_ % kNodeSlots);
-  // What nearly every operation finds, in one pass over the lines.
-  const Slot& first = area(0).slot[s];
-  bool agreed = true;
-  for (int q = 0; q < size_; ++q) {
-    const Slot& theirs = area(q).slot[s];
-    agreed &= (theirs.failed == 0) & (theirs.signature == first.signature) &
-              (theirs.digest == first.digest);
-  }
-  if (agreed) [[likely]] return {};
   std::string text;
   for (int q = 0; q < size_ && text.empty(); ++q) {
     const Slot& theirs = area(q).slot[s];

@@ -240,7 +240,8 @@ class NodeGroup {
   [[noreturn]] void break_node(const std::string& text) const;
   void abandon() const;
   // Before this operation's announcement overwrites a slot: every other
-  // process has left the operation that slot held.
+  // process has left the operation that slot held. Called only when
+  // everyone_announced_ does not show it (op - kNodeSlots + 1 and on).
   void wait_for_slot(std::uint64_t op);
   // Brings an announcement's lines (the first, and the payload's) into this
   // core's cache ahead of use.
@@ -277,6 +278,10 @@ class NodeGroup {
   std::string announce_and_agree(const NodeCallInfo& info, const void* payload,
                                  std::size_t payload_bytes, bool inclusive = false,
                                  const Direct* direct = nullptr, bool contributes_only = false);
+  // What nearly every operation finds, in one pass over slot s's lines:
+  // nobody failed, and every process announced the same call after the
+  // same ones.
+  bool all_agree(int s) const;
   std::string compare_announcements(const NodeCallInfo& info);
   std::string disagreement(const NodeCallInfo& info) const;
   void wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,

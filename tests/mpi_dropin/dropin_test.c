@@ -364,6 +364,34 @@ static void random_doubles(MPI_Comm comm, int library_on) {
   }
 }
 
+/* Communicators freed and made again, split differently each time (MPI may
+ * hand out a freed one's handle again): every call past the warm-up is
+ * served by the new communicator's team, never by one a thread remembered
+ * from before. The expected sums are plain loops over the members. */
+static void remade_communicators(void) {
+  int world_size;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  for (int round = 0; round < 4; ++round) {
+    MPI_Comm c;
+    const int colors = round % 2 + 1;
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank % colors, world_rank, &c);
+    for (int k = 0; k < 12; ++k) {
+      int x = world_rank + 100 * round + k, y = -1;
+      MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, c);
+      int expected = 0;
+      for (int r = 0; r < world_size; ++r) {
+        if (r % colors == world_rank % colors) expected += r + 100 * round + k;
+      }
+      ++checks;
+      if (y != expected) {
+        fail("allreduce on a remade communicator", "MPI_INT", "MPI_SUM", 1, "remade split");
+        break;
+      }
+    }
+    MPI_Comm_free(&c);
+  }
+}
+
 /* Bad arguments: the MPI error class on every rank, and no hang. */
 static void bad_arguments(MPI_Comm comm, int library_on) {
   MPI_Comm c;
@@ -529,6 +557,7 @@ int main(int argc, char** argv) {
     run_one(c, &user_types[0], affine_op, "affine", 50000, c % 2, 0, dup, "a duplicate", 9);
   }
   random_doubles(MPI_COMM_WORLD, library_on);
+  remade_communicators();
   bad_arguments(MPI_COMM_WORLD, library_on);
 
   MPI_Comm_free(&split);
