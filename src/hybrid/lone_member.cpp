@@ -116,14 +116,16 @@ bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::si
   const NodeCallInfo info =
       node_call_info(signature(kind, count, root, op), kind, count, root, op, nullptr);
   const NodeReduction r = lone_member_reduction(kind, in, out, count, op, receives, out);
-  std::string failure;
-  try {
-    failure = node_.reduce(info, r);
-  } catch (const Error& e) {
-    // As the general path: a process of the node died or timed out.
-    failure = marked(e);
-    me_.team.break_team(failure);
-  }
+  const std::string failure = [&] {
+    try {
+      return node_.reduce(info, r);
+    } catch (const Error& e) {
+      // As the general path: a process of the node died or timed out.
+      std::string text = marked(e);
+      me_.team.break_team(text);
+      return text;
+    }
+  }();
   if (!failure.empty() || me_.team.broken.load(std::memory_order_relaxed)) [[unlikely]] {
     finish_lone_member_call(me_, kind, failure);
   }

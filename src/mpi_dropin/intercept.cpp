@@ -167,39 +167,44 @@ int serve_on(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
 }  // namespace
 
 int serve(const Args& a, PmpiCall pmpi) {
-  if (!settings().enabled) return pmpi();
-  if (a.comm == MPI_COMM_NULL) {
-    handed_on(a.name, "MPI_COMM_NULL");
-    return pmpi();
-  }
+  // Initial-exec: read at a fixed offset from the thread pointer, where the
+  // default model for a shared library called __tls_get_addr at each use.
+  // Its few bytes fit the room glibc keeps for such variables in libraries
+  // opened later (dlopen).
+  [[gnu::tls_model("initial-exec")]] thread_local ThisThread here;
+  Recent& recent = here.recent;
   try {
-    // Initial-exec: read at a fixed offset from the thread pointer, where
-    // the default model for a shared library called __tls_get_addr at each
-    // use. Its few bytes fit the room glibc keeps for such variables in
-    // libraries opened later (dlopen).
-    [[gnu::tls_model("initial-exec")]] thread_local ThisThread here;
-    Recent& recent = here.recent;
-    std::optional<Combiner> fresh;
-    const unsigned generation = teams_generation();
-    if (recent.comm != a.comm || recent.type != a.type || recent.op != a.op ||
-        recent.generation != generation || recent.combiner == nullptr) {
-      recent = {};
-      const Combiner& combiner = combiner_for(a.op, a.type, fresh);
-      if (!combiner.why_not().empty()) {
-        handed_on(a.name, combiner.why_not());
-        return pmpi();
-      }
-      std::string why;
-      LoneMemberPath* lone = nullptr;
-      Team* team = team_for(a.comm, why, lone);
-      if (team == nullptr) {
-        handed_on(a.name, why);
-        return pmpi();
-      }
-      recent = {a.comm, a.type, a.op, generation, fresh ? nullptr : &combiner, team, lone};
+    // The repeated call: everything else below was settled when this
+    // thread remembered it (interception on, a communicator that is not
+    // null, its team built).
+    if (recent.comm == a.comm && recent.type == a.type && recent.op == a.op &&
+        recent.generation == teams_generation() && recent.combiner != nullptr) [[likely]] {
+      const int code = serve_on(a, *recent.combiner, recent.team, recent.lone);
+      if (code == MPI_SUCCESS) count_served(here.tally);
+      return code;
     }
-    const int code = fresh ? serve_on(a, *fresh, recent.team, recent.lone)
-                           : serve_on(a, *recent.combiner, recent.team, recent.lone);
+    recent = {};
+    if (!settings().enabled) return pmpi();
+    if (a.comm == MPI_COMM_NULL) {
+      handed_on(a.name, "MPI_COMM_NULL");
+      return pmpi();
+    }
+    const unsigned generation = teams_generation();
+    std::optional<Combiner> fresh;
+    const Combiner& combiner = combiner_for(a.op, a.type, fresh);
+    if (!combiner.why_not().empty()) {
+      handed_on(a.name, combiner.why_not());
+      return pmpi();
+    }
+    std::string why;
+    LoneMemberPath* lone = nullptr;
+    Team* team = team_for(a.comm, why, lone);
+    if (team == nullptr) {
+      handed_on(a.name, why);
+      return pmpi();
+    }
+    if (!fresh) recent = {a.comm, a.type, a.op, generation, &combiner, team, lone};
+    const int code = serve_on(a, combiner, team, lone);
     if (code == MPI_SUCCESS) count_served(here.tally);
     return code;
   } catch (const Error& e) {

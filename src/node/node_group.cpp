@@ -455,7 +455,15 @@ std::string NodeGroup::reduce_small(const NodeReduction& r) {
     fold_in_rank_order(*r.op, upto, from_lo, out, m);
   };
   if (r.out_hi > r.out_lo) fold(r.out, size_, r.out_lo, r.out_hi - r.out_lo);
-  if (receives_prefix(r)) fold(r.prefix, r.inclusive ? rank_ + 1 : rank_, 0, r.count);
+  if (!receives_prefix(r)) return {};
+  const int upto = r.inclusive ? rank_ + 1 : rank_;
+  // The prefix that is one process's input (an exscan's second process, a
+  // scan's first) is a copy of a few bytes: inline, not through the fold.
+  if (upto == 1) {
+    copy_if_distinct(r.prefix, input(0), r.count * es);
+  } else {
+    fold(r.prefix, upto, 0, r.count);
+  }
   return {};
 }
 
