@@ -11,6 +11,15 @@
 
 namespace hreduce::detail {
 
+// `elements` rounded up to whole cache lines where the element size allows
+// (divides 64): where the node level cuts a vector between processes, so
+// that no two write one line.
+inline std::size_t whole_lines(std::size_t elements, std::size_t es) {
+  if (es > 64 || 64 % es != 0) return elements;
+  const std::size_t per_line = 64 / es;
+  return (elements + per_line - 1) / per_line * per_line;
+}
+
 // One announcement. What every other process reads on every operation
 // (seq, signature, failed) shares the first line with short inputs.
 struct NodeGroup::Slot {

@@ -38,12 +38,7 @@ void copy_text(char* to, std::size_t capacity, const char* from) {
 // Elements of one slice: a chunk of m elements split over P processes,
 // slices starting on cache lines where the element size allows.
 std::size_t slice_elements(std::size_t m, int P, std::size_t es) {
-  std::size_t share = (m + P - 1) / P;
-  if (es <= 64 && 64 % es == 0) {
-    const std::size_t line = 64 / es;
-    share = (share + line - 1) / line * line;
-  }
-  return std::max<std::size_t>(share, 1);
+  return std::max<std::size_t>(whole_lines((m + P - 1) / P, es), 1);
 }
 
 }  // namespace

@@ -74,11 +74,7 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
     if (w.any() && w.last == 1) ++folders, receiver = p;
   }
   // Cuts on a cache line where the element size allows.
-  auto on_line = [&](std::size_t elements) {
-    if (es > 64 || 64 % es != 0) return elements;
-    const std::size_t per_line = 64 / es;
-    return std::min(r.count, (elements + per_line - 1) / per_line * per_line);
-  };
+  auto on_line = [&](std::size_t elements) { return std::min(r.count, whole_lines(elements, es)); };
   const std::size_t half = on_line((r.count + 1) / 2);
   // Copies only (an exscan), or two receivers (allreduce): each process
   // does half.

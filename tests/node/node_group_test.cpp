@@ -70,6 +70,38 @@ long input(int rank, std::size_t i) {
   return static_cast<long>(rank * 1000003 + i * 7919 % 1009) - 500;
 }
 
+// Element i of process q's input to the non-commutative cases.
+Affine affine_input(int q, std::size_t i) { return Affine{3 + 2 * q + i % 5, q + 7 * i}; }
+
+// The oracle: affine_input(0, i) ∘ … ∘ affine_input(upto, i).
+Affine affine_fold(int upto, std::size_t i) {
+  Affine all = affine_input(0, i);
+  for (int q = 1; q <= upto; ++q) all = compose(all, affine_input(q, i));
+  return all;
+}
+
+// A non-commutative op that promises not to throw, as MPI's ops do (the
+// single copy serves only those).
+ErasedOp non_throwing_affine() {
+  ErasedOp op = erase_op<Affine>(affine_op);
+  op.may_throw = false;
+  return op;
+}
+
+// HREDUCE_NODE_SINGLE_COPY=off while it lives, unless `on`; unset after.
+struct SingleCopySetting {
+  explicit SingleCopySetting(bool on) {
+    if (on) {
+      unsetenv("HREDUCE_NODE_SINGLE_COPY");
+    } else {
+      setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
+    }
+  }
+  ~SingleCopySetting() { unsetenv("HREDUCE_NODE_SINGLE_COPY"); }
+  SingleCopySetting(const SingleCopySetting&) = delete;
+  SingleCopySetting& operator=(const SingleCopySetting&) = delete;
+};
+
 // Segments this process made that are still in /dev/shm.
 std::vector<std::string> my_segments() {
   std::vector<std::string> found;
@@ -147,9 +179,8 @@ TEST_CASE("a non-commutative op combines in node rank order", "[node][conformanc
   const int P = GENERATE(2, 3, 4);
   const std::size_t n = GENERATE(std::size_t{1}, std::size_t{300}, std::size_t{2000});
   auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
-    auto x = [](int q, std::size_t i) { return Affine{3 + 2 * q + i % 5, q + 7 * i}; };
     std::vector<Affine> in(n), out(n), prefix(n);
-    for (std::size_t i = 0; i < n; ++i) in[i] = x(rank, i);
+    for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
     const ErasedOp op = erase_op<Affine>(affine_op);
     NodeReduction r;
     r.in = in.data();
@@ -161,13 +192,10 @@ TEST_CASE("a non-commutative op combines in node rank order", "[node][conformanc
     const std::string failure = g.reduce(info(CollectiveKind::scan, n), r);
     if (!failure.empty()) return failure;
     for (std::size_t i = 0; i < n; ++i) {
-      Affine all = x(0, i), below = x(0, i);
-      for (int q = 1; q < P; ++q) {
-        all = compose(all, x(q, i));
-        if (q < rank) below = compose(below, x(q, i));
+      if (!(out[i] == affine_fold(P - 1, i))) return "total " + std::to_string(i);
+      if (rank > 0 && !(prefix[i] == affine_fold(rank - 1, i))) {
+        return "prefix " + std::to_string(i);
       }
-      if (!(out[i] == all)) return "total " + std::to_string(i);
-      if (rank > 0 && !(prefix[i] == below)) return "prefix " + std::to_string(i);
     }
     return {};
   });
@@ -193,23 +221,16 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
   const bool in_place = GENERATE(false, true);
   INFO(P << " processes, " << to_string(kind) << " of " << n << " Affine (16 B)"
          << (in_place ? ", in place" : "") << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));
-  if (single) {
-    unsetenv("HREDUCE_NODE_SINGLE_COPY");
-  } else {
-    setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
-  }
+  const SingleCopySetting setting(single);
   auto said = on_node(
       P,
       [&](NodeGroup& g, int rank) -> std::string {
         if (std::string failure = g.describe("test"); !failure.empty()) return failure;
         if (g.single_copy() != (single && P > 1)) return "single_copy() is wrong";
-        auto x = [](int q, std::size_t i) { return Affine{3 + 2 * q + i % 5, q + 7 * i}; };
-        // A non-commutative op that promises not to throw, as MPI's ops do.
-        ErasedOp op = erase_op<Affine>(affine_op);
-        op.may_throw = false;
+        const ErasedOp op = non_throwing_affine();
         for (int root = 0; root < (kind == CollectiveKind::reduce ? P : 1); ++root) {
           std::vector<Affine> in(n), out(n, Affine{0, 0});
-          for (std::size_t i = 0; i < n; ++i) in[i] = x(rank, i);
+          for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
           NodeReduction r;
           r.in = in.data();
           r.count = n;
@@ -230,9 +251,7 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
                                                              : rank - 1;
           const std::vector<Affine>& got = in_place ? in : out;
           for (std::size_t i = 0; i < n && upto >= 0; ++i) {
-            Affine want = x(0, i);
-            for (int q = 1; q <= upto; ++q) want = compose(want, x(q, i));
-            if (!(got[i] == want))
+            if (!(got[i] == affine_fold(upto, i)))
               return "root " + std::to_string(root) + ", element " + std::to_string(i);
           }
           // What the process receives nothing in stays as it was.
@@ -241,7 +260,6 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
         return {};
       },
       std::chrono::seconds(30), true, kLong);
-  unsetenv("HREDUCE_NODE_SINGLE_COPY");
   for (int k = 0; k < P; ++k) CHECK(said[k] == "");
 }
 
@@ -262,24 +280,18 @@ TEST_CASE("parts of the total through the single copy give what the chunks give"
              : placement == own_elements ? "in place at its elements"
                                          : "in place at the start")
          << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));
-  if (single) {
-    unsetenv("HREDUCE_NODE_SINGLE_COPY");
-  } else {
-    setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
-  }
+  const SingleCopySetting setting(single);
   // Uneven parts, the first the longest.
   auto bound = [&](int q) { return q == 0 ? 0 : q == P ? n : q * n / P + 37; };
   auto said = on_node(
       P,
       [&](NodeGroup& g, int rank) -> std::string {
         if (std::string failure = g.describe("test"); !failure.empty()) return failure;
-        auto x = [](int q, std::size_t i) { return Affine{3 + 2 * q + i % 5, q + 7 * i}; };
-        ErasedOp op = erase_op<Affine>(affine_op);
-        op.may_throw = false;
+        const ErasedOp op = non_throwing_affine();
         const std::size_t lo = bound(rank), hi = bound(rank + 1);
         for (int rep = 0; rep < 2; ++rep) {
           std::vector<Affine> in(n), out(hi - lo, Affine{0, 0});
-          for (std::size_t i = 0; i < n; ++i) in[i] = x(rank, i);
+          for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
           NodeReduction r;
           r.in = in.data();
           r.count = n;
@@ -293,15 +305,12 @@ TEST_CASE("parts of the total through the single copy give what the chunks give"
           if (!failure.empty()) return failure;
           const Affine* got = static_cast<const Affine*>(r.out);
           for (std::size_t i = lo; i < hi; ++i) {
-            Affine want = x(0, i);
-            for (int q = 1; q < P; ++q) want = compose(want, x(q, i));
-            if (!(got[i - lo] == want)) return "element " + std::to_string(i);
+            if (!(got[i - lo] == affine_fold(P - 1, i))) return "element " + std::to_string(i);
           }
         }
         return {};
       },
       std::chrono::seconds(30), true, kLong);
-  unsetenv("HREDUCE_NODE_SINGLE_COPY");
   for (int k = 0; k < P; ++k) CHECK(said[k] == "");
 }
 
