@@ -345,9 +345,18 @@ class HybridCall {
     }
   }
 
+  // The pipeline overlaps a process's helpers (members other than its
+  // leader) reducing later chunks with the leader's exchange of earlier
+  // ones. Where every process is a lone member there is nothing to overlap:
+  // its leader would copy its input to its output and exchange the chunks
+  // one by one, in place. The whole vector in one exchange, from the input,
+  // took an allreduce of 1-4 MiB over two processes from 1.1-1.2x Open
+  // MPI's speed to 1.7-1.9x (docs/performance.md). Every process decides
+  // alike: the layout is the same everywhere.
   bool pipelined() const {
     const InterOptions& o = group_.options();
     return o.pipeline_min_bytes > 0 && o.pipeline_chunk_bytes > 0 &&
+           group_.some_process_has_helpers() &&
            call_.count * call_.op.elem_size >= o.pipeline_min_bytes && problem_.empty();
   }
 

@@ -58,6 +58,8 @@ InterProcessGroup::InterProcessGroup(Channel& channel, ProcessLayout layout, Int
                         std::to_string(layout_.process) + ")");
   }
   if (static_cast<int>(layout_.node_of.size()) != P) layout_.node_of.assign(P, 0);
+  some_process_has_helpers_ =
+      std::any_of(layout_.threads.begin(), layout_.threads.end(), [](int t) { return t > 1; });
   const int nodes = layout_.nodes();
   if (options_.node_shared_memory && nodes < P && layout_.nodes_contiguous()) {
     build_node_level();

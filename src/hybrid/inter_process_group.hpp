@@ -101,6 +101,9 @@ class InterProcessGroup : public ProcessGroup {
   NodeGroup* node() const { return node_.get(); }
   int node_index() const { return layout_.node_of[layout_.process]; }
   bool multi_node() const { return layout_.nodes() > 1; }
+  // Some process contributes more than one member: only then has a
+  // pipelined allreduce anything to overlap (hybrid_execute.cpp).
+  bool some_process_has_helpers() const { return some_process_has_helpers_; }
   // With the node level: the first processes of all nodes, on a node's
   // first process only.
   Channel* leaders_of_nodes() { return leaders_channel_.get(); }
@@ -115,6 +118,7 @@ class InterProcessGroup : public ProcessGroup {
   std::unique_ptr<Channel> owned_;
   ProcessLayout layout_;
   InterOptions options_;
+  bool some_process_has_helpers_ = false;
   std::unique_ptr<SubChannel> node_channel_;
   std::unique_ptr<SubChannel> leaders_channel_;
   std::unique_ptr<NodeGroup> node_;
