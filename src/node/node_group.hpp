@@ -65,7 +65,8 @@
 //              copy and an allreduce's fold are cut in halves; a fold to
 //              a single receiver goes all to it below
 //              kNodeSplitFoldBytes, and 3/5 of it from there (4/5 when the
-//              other also copies its input to its own scan prefix). Parts
+//              other also copies its input to its own scan prefix), plus
+//              kNodeSplitFoldExtraBytes. Parts
 //              of the total (reduce_scatter): each process folds its own
 //              part, unless an output lies over the input the other reads.
 //              Where the kernel forbids such access (probed when the team
@@ -121,6 +122,12 @@ inline constexpr std::size_t kNodeSingleCopyBytes = 16 * 1024;
 // (0.97-1.02x Open MPI against 0.82-0.93x), at 24 KiB it lost (0.70x
 // against 0.93x).
 inline constexpr std::size_t kNodeSplitFoldBytes = 48 * 1024;
+// Of a shared fold, the receiver takes this many bytes more than its
+// fraction: the other reads, folds and writes back (two system calls to
+// the receiver's one). Timed on two processes (docs/performance.md): the
+// other's fixed cost was about 0.9 us above the receiver's, and folding a
+// KiB cost the two together about 0.22 us, so 4 KiB evens them.
+inline constexpr std::size_t kNodeSplitFoldExtraBytes = 4 * 1024;
 // The chunks in flight: each process's stage and the result hold as many
 // as fit in kNodeRingBytes, from 2 to kNodeMaxBuffers (buffers()).
 inline constexpr std::size_t kNodeRingBytes = std::size_t{32} << 20;

@@ -80,8 +80,8 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
   // does half.
   if (folders != 1) return {Way::cut, half};
   // One receiver: below kNodeSplitFoldBytes it does everything; above, it
-  // folds 3/5 and the other reads, folds and writes back 2/5, which
-  // evens their time when reading, folding and writing cost alike. A scan's
+  // folds 3/5 and the other reads, folds and writes back 2/5, which evens
+  // their time when reading, folding and writing cost alike. A scan's
   // process 0 also copies its own input to its prefix: then 4/5. Measured
   // (docs/performance.md): a reduce of 64-256 KiB 1.1-1.3x Open MPI's
   // speed with 3/5 against 0.9-1.05x with halves, alike at 1-4 MiB; a scan
@@ -92,7 +92,11 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
                             area(other).slot[s].inclusive != 0 &&
                             d[other]->prefix_address != d[other]->input_address;
   const std::size_t fifths = other_copies ? 4 : 3;
-  const std::size_t receivers = r.count / 5 * fifths + r.count % 5 * fifths / 5;
+  // The other makes two system calls to the receiver's one: a fixed cost
+  // that the receiver evens by taking kNodeSplitFoldExtraBytes more.
+  const std::size_t extra = kNodeSplitFoldExtraBytes / es;
+  const std::size_t receivers =
+      std::min(r.count, r.count / 5 * fifths + r.count % 5 * fifths / 5 + extra);
   return {Way::cut, on_line(receiver == 0 ? receivers : r.count - receivers)};
 }
 
