@@ -125,8 +125,9 @@ inline constexpr std::size_t kNodeSplitFoldBytes = 48 * 1024;
 // Of a shared fold, the receiver takes this many bytes more than its
 // fraction: the other reads, folds and writes back (two system calls to
 // the receiver's one). Timed on two processes (docs/performance.md): the
-// other's fixed cost was about 0.9 us above the receiver's, and folding a
-// KiB cost the two together about 0.22 us, so 4 KiB evens them.
+// other's fixed cost was about 0.9 us above the receiver's, and a KiB
+// cost the receiver about 0.085 us and the other 0.13 us, so moving
+// 0.9 / 0.215, about 4 KiB, evens them.
 inline constexpr std::size_t kNodeSplitFoldExtraBytes = 4 * 1024;
 // The chunks in flight: each process's stage and the result hold as many
 // as fit in kNodeRingBytes, from 2 to kNodeMaxBuffers (buffers()).
