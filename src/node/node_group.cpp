@@ -453,7 +453,9 @@ std::string NodeGroup::reduce_small(const NodeReduction& r) {
   if (!receives_prefix(r)) return {};
   const int upto = r.inclusive ? rank_ + 1 : rank_;
   // The prefix that is one process's input (an exscan's second process, a
-  // scan's first) is a copy of a few bytes: inline, not through the fold.
+  // scan's first) is a copy of a few bytes: inline here, since the call
+  // into the fold (which would copy it too) cost an exscan of 4 B about 40
+  // instructions more (callgrind).
   if (upto == 1) {
     copy_if_distinct(r.prefix, input(0), r.count * es);
   } else {
