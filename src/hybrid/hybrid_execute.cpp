@@ -683,6 +683,7 @@ class HybridCall {
   // A process of one member gives the node level its own buffers: its
   // local step only checks them.
   bool alone() const { return me_.team.size() == 1; }
+  bool last_on_node() { return node().rank() == node().size() - 1; }
 
   // A process of one member on a single node, in a collective whose node
   // operation takes the member's own buffers: the same node operation as
@@ -712,8 +713,9 @@ class HybridCall {
     const std::size_t n = problem_.empty() ? call_.count : 0;
     const bool root_here = problem_.empty() && call_.root == me_.global_rank;
     const bool scans = kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
-    const NodeReduction r = lone_member_reduction(kind, call_.in, call_.out, n, call_.op, root_here,
-                                                  scans ? prefix_place(n) : nullptr);
+    const NodeReduction r =
+        lone_member_reduction(kind, call_.in, call_.out, n, call_.op, root_here,
+                              scans ? prefix_place(n) : nullptr, last_on_node());
     on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
     // The node's processes with more members hold one more round for a
     // combine that may throw (node_level_scan): keep in step.
@@ -747,6 +749,7 @@ class HybridCall {
       const bool receives =
           group_.multi_node() ? node_first() : layout_.process == steps.root_process;
       r.out_hi = receives ? steps.n : 0;
+      r.input_private = receives;
       // Several nodes: the node's answer follows in a broadcast that waits.
       r.may_run_ahead = !group_.multi_node();
       on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
@@ -788,6 +791,7 @@ class HybridCall {
       r.prefix = within;
       r.out = total;  // in place: the process total is staged before it is overwritten
       r.out_hi = several && node_first() ? n : 0;
+      r.input_private = !several && last_on_node();
       on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
       if (several) {
         // Lower nodes' totals, on every process of the node.
@@ -839,6 +843,7 @@ class HybridCall {
     r.prefix = prefix_place(n);
     r.inclusive = !exclusive;
     r.may_run_ahead = true;
+    r.input_private = last_on_node();  // one node: nobody wants its total
     on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
     // The node's other processes, with more members, hold one more round
     // for a combine that may throw (node_level_scan): keep in step.

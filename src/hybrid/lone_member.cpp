@@ -19,7 +19,7 @@ bool partially_overlap(const void* a, const void* b, std::size_t bytes) {
 
 NodeReduction lone_member_reduction(CollectiveKind kind, const void* in, void* out,
                                     std::size_t count, const ErasedOp& op, bool receives,
-                                    void* prefix) {
+                                    void* prefix, bool last_on_node) {
   NodeReduction r;
   r.in = in;
   r.count = count;
@@ -33,10 +33,13 @@ NodeReduction lone_member_reduction(CollectiveKind kind, const void* in, void* o
     case CollectiveKind::reduce:
       r.out = out;
       r.out_hi = receives ? count : 0;
+      r.input_private = receives;
       break;
     default:
       r.prefix = prefix;
       r.inclusive = kind == CollectiveKind::scan;
+      // On one node nobody wants the node's total.
+      r.input_private = last_on_node;
       break;
   }
   return r;
@@ -115,7 +118,8 @@ bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::si
   if (receives && partially_overlap(in, out, bytes)) return false;
   const NodeCallInfo info =
       node_call_info(signature(kind, count, root, op), kind, count, root, op, nullptr);
-  const NodeReduction r = lone_member_reduction(kind, in, out, count, op, receives, out);
+  const NodeReduction r = lone_member_reduction(kind, in, out, count, op, receives, out,
+                                                node_.rank() == node_.size() - 1);
   const std::string failure = [&] {
     try {
       return node_.reduce(info, r);

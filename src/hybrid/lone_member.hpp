@@ -19,11 +19,12 @@ namespace hreduce::detail {
 
 class MemberState;
 
-// What the node level gets for such a call. `receives`: a reduce's root;
-// `prefix`: where a scan or exscan's result goes.
+// What the node level gets for such a call (on one node). `receives`: a
+// reduce's root; `prefix`: where a scan or exscan's result goes;
+// `last_on_node`: this process has the node's last rank.
 NodeReduction lone_member_reduction(CollectiveKind kind, const void* in, void* out,
                                     std::size_t count, const ErasedOp& op, bool receives,
-                                    void* prefix);
+                                    void* prefix, bool last_on_node);
 NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::size_t count,
                             int root, const ErasedOp& op, const char* failure);
 // After the node operation: the failure every process of the node saw

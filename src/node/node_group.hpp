@@ -108,6 +108,14 @@ inline constexpr std::size_t kNodeInlineFloor = 512;
 inline constexpr std::size_t kNodeInlineBudget = 16 * 1024;
 // Announcement slots per process: how far a process may run ahead.
 inline constexpr int kNodeSlots = 16;
+// Where a process runs ahead, the next announcement's payload is
+// prefetched (by its owner for writing, by the others for reading) up to
+// this many bytes; of a longer one, only the first line. Prefetching all
+// of a 16 KiB payload made an exscan of 16 KiB on two processes a quarter
+// slower: those lines crossed between the cores while the reader's core
+// fetched the current ones (docs/performance.md). Where nobody runs ahead
+// (allreduce), the owner's prefetch for writing helps at every length.
+inline constexpr std::size_t kNodePrefetchedPayload = 4 * 1024;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 // The single-copy path (two processes): from this many bytes per process
@@ -164,6 +172,11 @@ struct NodeReduction {
   // nothing from the others (or only its own inclusive prefix), it may run
   // ahead (see the picture above).
   bool may_run_ahead = false;
+  // No other process reads this process's input in this operation: it
+  // alone receives every fold that includes it (a reduce's receiver, the
+  // last process of a scan that nobody wants the node's total of). A small
+  // input then stays out of the announcement (see NodeGroup::reduce).
+  bool input_private = false;
 };
 
 class NodeGroup {
@@ -307,7 +320,11 @@ class NodeGroup {
   bool last_input_read() const;
   // Scan: whether some process receives the node's total or a part of it.
   bool anyone_wants_total() const;
-  std::string reduce_small(const NodeReduction& r);
+  // Whether this process leaves its input out of a small operation's
+  // announcement: nobody else reads it (NodeReduction::input_private) and
+  // its own fold reads it before writing over it.
+  bool keeps_input(const NodeReduction& r) const;
+  std::string reduce_small(const NodeReduction& r, bool kept_input);
   std::string reduce_chunked(const NodeReduction& r);
   // The single-copy path (node_single_copy.cpp): how it shares the work
   // (the same answer on every process), and running it.

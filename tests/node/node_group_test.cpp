@@ -202,6 +202,64 @@ TEST_CASE("a non-commutative op combines in node rank order", "[node][conformanc
   for (int k = 0; k < P; ++k) CHECK(said[k] == "");
 }
 
+TEST_CASE("an input that only its own process reads is folded in place, in node rank order",
+          "[node][conformance]") {
+  // A reduce's receiver and a scan's last process say that nobody else
+  // reads their input (NodeReduction::input_private): a short one then
+  // stays out of the announcement, unless the fold would overwrite it
+  // before reading it (in place on node rank 2 and up). 300 elements go
+  // through the chunks from 5 processes, where the flag changes nothing.
+  const int P = GENERATE(1, 2, 3, 5);
+  const std::size_t n = GENERATE(std::size_t{1}, std::size_t{7}, std::size_t{300});
+  const bool in_place = GENERATE(false, true);
+  const int receiver = GENERATE_COPY(0, P / 2, P - 1);
+  const bool inclusive = GENERATE(false, true);
+  INFO(P << " processes, n = " << n << (in_place ? ", in place" : "") << ", receiver "
+         << receiver << (inclusive ? ", scan" : ", exscan"));
+  const ErasedOp op = non_throwing_affine();
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    std::vector<Affine> in(n), out(n);
+    auto fill = [&] {
+      for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
+    };
+    for (int rep = 0; rep < 3; ++rep) {
+      fill();
+      NodeReduction r;
+      r.in = in.data();
+      r.count = n;
+      r.op = &op;
+      r.may_run_ahead = true;
+      r.out = rank == receiver ? (in_place ? in.data() : out.data()) : nullptr;
+      r.out_hi = rank == receiver ? n : 0;
+      r.input_private = rank == receiver;
+      std::string failure = g.reduce(info(CollectiveKind::reduce, n, 11), r);
+      if (!failure.empty()) return failure;
+      const std::vector<Affine>& total = in_place ? in : out;
+      for (std::size_t i = 0; rank == receiver && i < n; ++i) {
+        if (!(total[i] == affine_fold(P - 1, i))) return "reduce " + std::to_string(i);
+      }
+      fill();
+      NodeReduction s;
+      s.in = in.data();
+      s.count = n;
+      s.op = &op;
+      s.may_run_ahead = true;
+      s.prefix = in_place ? in.data() : out.data();
+      s.inclusive = inclusive;
+      s.input_private = rank == P - 1;
+      failure = g.reduce(info(CollectiveKind::scan, n, inclusive ? 12 : 13), s);
+      if (!failure.empty()) return failure;
+      const std::vector<Affine>& prefix = in_place ? in : out;
+      const int upto = inclusive ? rank : rank - 1;
+      for (std::size_t i = 0; upto >= 0 && i < n; ++i) {
+        if (!(prefix[i] == affine_fold(upto, i))) return "prefix " + std::to_string(i);
+      }
+    }
+    return {};
+  });
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+}
+
 TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
           "[node][conformance]") {
   // Two processes reach each other's memory in one copy above 16 KiB, the
