@@ -2,6 +2,7 @@
 // (node_group.cpp, node_single_copy.cpp): private to src/node.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -45,7 +46,7 @@ struct NodeGroup::Slot {
   char type_name[64] = {};
   char op_name[64] = {};
   char failure[512] = {};
-  alignas(64) std::byte payload[kNodeInline];
+  alignas(64) std::byte payload[std::max(kNodeInline, kNodeInlineReduce)];
 
   const std::byte* payload_data() const {
     return payload_bytes <= sizeof short_payload ? short_payload : payload;

@@ -77,6 +77,7 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
       inline_bytes_(std::clamp(
           kNodeInlineBudget / static_cast<std::size_t>(std::max(size - 1, 1)) / 64 * 64,
           kNodeInlineFloor, kNodeInline)),
+      inline_reduce_bytes_(size == 2 ? kNodeInlineReduce : inline_bytes_),
       buffers_(static_cast<std::uint64_t>(buffers(size, chunk_bytes))),
       timeout_(timeout),
       spins_(crowded ? kSpinsShared : kSpinsAlone),
@@ -394,7 +395,7 @@ std::string NodeGroup::agree(const NodeCallInfo& info) {
 
 std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) {
   const std::size_t bytes = r.count * r.op->elem_size;
-  if (bytes <= inline_bytes_ && !r.op->may_throw) {
+  if (bytes <= inline_bytes(info.kind) && !r.op->may_throw) {
     // A process that failed already may have no input to offer.
     const bool healthy = info.failure == nullptr;
     // Copying an input that nobody reads into the announcement cost the

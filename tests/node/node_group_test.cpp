@@ -208,9 +208,11 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
   // reads their input (NodeReduction::input_private): a short one then
   // stays out of the announcement, unless the fold would overwrite it
   // before reading it (in place on node rank 2 and up). 300 elements go
-  // through the chunks from 5 processes, where the flag changes nothing.
+  // through the chunks from 5 processes, where the flag changes nothing;
+  // 4000 (62.5 KiB) inline only in a reduce on two processes.
   const int P = GENERATE(1, 2, 3, 5);
-  const std::size_t n = GENERATE(std::size_t{1}, std::size_t{7}, std::size_t{300});
+  const std::size_t n =
+      GENERATE(std::size_t{1}, std::size_t{7}, std::size_t{300}, std::size_t{4000});
   const bool in_place = GENERATE(false, true);
   const int receiver = GENERATE_COPY(0, P / 2, P - 1);
   const bool inclusive = GENERATE(false, true);
@@ -218,6 +220,9 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
          << receiver << (inclusive ? ", scan" : ", exscan"));
   const ErasedOp op = non_throwing_affine();
   auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    if (g.inline_bytes(CollectiveKind::reduce) != (P == 2 ? 64 * 1024 : g.inline_bytes())) {
+      return "inline_bytes(reduce) is wrong";
+    }
     std::vector<Affine> in(n), out(n);
     auto fill = [&] {
       for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
