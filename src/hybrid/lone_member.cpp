@@ -95,7 +95,8 @@ std::unique_ptr<LoneMemberPath> LoneMemberPath::of(Member& member) {
 bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::size_t count,
                          int root, const ErasedOp& op) {
   const std::size_t bytes = count * op.elem_size;
-  if (bytes > node_.inline_bytes(kind) || op.may_throw || me_.team.broken.load(std::memory_order_relaxed)) {
+  if (bytes > node_.inline_bytes(kind) || op.may_throw ||
+      me_.team.broken.load(std::memory_order_relaxed)) {
     return false;
   }
   const int rank = rank_, size = size_;

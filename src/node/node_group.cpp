@@ -266,8 +266,9 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   publish(mine.seq, op);
   // The next announcement's lines, taken back from the cores that read them
   // while nobody waits for them yet: that write then finds them here.
+  const bool long_payload = payload_bytes > kNodePrefetchedPayload;
   prefetch_slot<kForWriting>(area(rank_).slot[(op + 1) % kNodeSlots],
-                             runs_ahead && payload_bytes > kNodePrefetchedPayload ? 0 : payload_bytes);
+                             runs_ahead && long_payload ? 0 : payload_bytes);
   if (runs_ahead) return {};
   for (int q = 0; q < size_; ++q) {
     if (q == rank_) continue;

@@ -56,7 +56,7 @@
 //     30–50 % longer (docs/performance.md).
 //
 //   single     (two processes, from kNodeSingleCopyBytes and above
-//   copy       inline_bytes()) the vector is cut in two, and process q
+//   copy       inline_bytes(kind)) the vector is cut in two, and process q
 //              computes every result over its part: it reads the other's
 //              input and writes the other's output straight in its memory
 //              (process_vm_readv/writev, cross_memory.hpp), in pieces of a
@@ -109,8 +109,8 @@ inline constexpr std::size_t kNodeInlineBudget = 16 * 1024;
 // A reduce on two processes goes inline up to this many bytes (the
 // announcement's capacity): its receiver folds the other's input straight
 // from the announcement, which at 32-64 KiB beat the single copy's three
-// system calls and split fold (reduce 64 KiB 1.4-1.8x Open MPI's speed
-// against 1.05-1.1x, 32 KiB 1.7-1.8x against 0.9x; docs/performance.md).
+// system calls and split fold (reduce 64 KiB 1.4-1.7x Open MPI's speed
+// against 1.05-1.15x, 32 KiB 1.6-1.75x against 0.9x; docs/performance.md).
 // An exscan there stays faster through the single copy (two calls, no
 // fold).
 inline constexpr std::size_t kNodeInlineReduce = 64 * 1024;
@@ -127,7 +127,7 @@ inline constexpr std::size_t kNodePrefetchedPayload = 4 * 1024;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 // The single-copy path (two processes): from this many bytes per process
-// (and above inline_bytes()). At 16 KiB it beat the chunks for reduce,
+// (and above inline_bytes(kind)). At 16 KiB it beat the chunks for reduce,
 // scan and exscan (1.5-2x) and tied for allreduce; at 4 KiB the chunks won
 // (docs/performance.md).
 inline constexpr std::size_t kNodeSingleCopyBytes = 16 * 1024;
