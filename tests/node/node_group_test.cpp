@@ -224,40 +224,36 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
       return "inline_bytes(reduce) is wrong";
     }
     std::vector<Affine> in(n), out(n);
-    auto fill = [&] {
+    std::vector<Affine>& result = in_place ? in : out;
+    // A fresh input, and the fields both operations share.
+    auto reduction = [&] {
       for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
-    };
-    for (int rep = 0; rep < 3; ++rep) {
-      fill();
       NodeReduction r;
       r.in = in.data();
       r.count = n;
       r.op = &op;
       r.may_run_ahead = true;
-      r.out = rank == receiver ? (in_place ? in.data() : out.data()) : nullptr;
+      return r;
+    };
+    for (int rep = 0; rep < 3; ++rep) {
+      NodeReduction r = reduction();
+      r.out = rank == receiver ? result.data() : nullptr;
       r.out_hi = rank == receiver ? n : 0;
       r.input_private = rank == receiver;
       std::string failure = g.reduce(info(CollectiveKind::reduce, n, 11), r);
       if (!failure.empty()) return failure;
-      const std::vector<Affine>& total = in_place ? in : out;
       for (std::size_t i = 0; rank == receiver && i < n; ++i) {
-        if (!(total[i] == affine_fold(P - 1, i))) return "reduce " + std::to_string(i);
+        if (!(result[i] == affine_fold(P - 1, i))) return "reduce " + std::to_string(i);
       }
-      fill();
-      NodeReduction s;
-      s.in = in.data();
-      s.count = n;
-      s.op = &op;
-      s.may_run_ahead = true;
-      s.prefix = in_place ? in.data() : out.data();
+      NodeReduction s = reduction();
+      s.prefix = result.data();
       s.inclusive = inclusive;
       s.input_private = rank == P - 1;
       failure = g.reduce(info(CollectiveKind::scan, n, inclusive ? 12 : 13), s);
       if (!failure.empty()) return failure;
-      const std::vector<Affine>& prefix = in_place ? in : out;
       const int upto = inclusive ? rank : rank - 1;
       for (std::size_t i = 0; upto >= 0 && i < n; ++i) {
-        if (!(prefix[i] == affine_fold(upto, i))) return "prefix " + std::to_string(i);
+        if (!(result[i] == affine_fold(upto, i))) return "prefix " + std::to_string(i);
       }
     }
     return {};
