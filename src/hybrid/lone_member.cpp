@@ -99,7 +99,9 @@ std::unique_ptr<LoneMemberPath> LoneMemberPath::of(Member& member) {
 bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::size_t count,
                          int root, const ErasedOp& op) {
   const std::size_t bytes = count * op.elem_size;
-  if (bytes > node_.inline_bytes(kind) || op.may_throw ||
+  // A long allreduce may run pipelined where another process of the team
+  // holds several members (HybridCall::pipelined): the general path decides.
+  if ((kind == CollectiveKind::allreduce && bytes > node_.inline_bytes(kind)) || op.may_throw ||
       me_.team.broken.load(std::memory_order_relaxed)) {
     return false;
   }

@@ -514,11 +514,12 @@ TEST_CASE("the lone-member path agrees with the general path and the oracle", "[
       detail::CollectiveKind::scan, detail::CollectiveKind::exscan};
   // An announcement holds 16 KiB over the other processes, within 512 B
   // and 16 KiB, in whole lines: 2048 longs for 2 processes, 1024 for 3.
-  // One more is refused.
+  // An allreduce one element longer is refused; the others go on, up to
+  // the single copy (2 processes) or the chunks (3).
   const std::size_t fill = P == 2 ? 2048 : 1024;
-  const std::vector<std::size_t> counts = {0, 1, 5, 64, fill, fill + 1};
+  const std::vector<std::size_t> counts = {0, 1, 5, 64, fill, fill + 1, 40000};
   std::vector<std::string> failures(static_cast<std::size_t>(P));
-  std::vector<int> served(static_cast<std::size_t>(P), 0), refused(served);
+  std::vector<int> served(static_cast<std::size_t>(P), 0), refused(served), served_long(served);
   world.run([&](Member& m) {
     const int k = m.rank();
     auto lone = detail::LoneMemberPath::of(m);
@@ -538,6 +539,7 @@ TEST_CASE("the lone-member path agrees with the general path and the oracle", "[
           if ((call + k) % 2 == 0) {
             done = lone->run(kind, in.data(), out.data(), n, root, erased);
             ++(done ? served : refused)[k];
+            if (done && n > fill) ++served_long[k];
           }
           if (!done) {
             switch (kind) {
@@ -578,7 +580,8 @@ TEST_CASE("the lone-member path agrees with the general path and the oracle", "[
     INFO("process " << k);
     CHECK(failures[k] == "");
     CHECK(served[k] > 0);
-    CHECK(refused[k] > 0);  // the calls one element over
+    CHECK(refused[k] > 0);      // the allreduces one element over
+    CHECK(served_long[k] > 0);  // the others over the announcement
   }
   SECTION("processes that disagree learn it on either path") {
     bool lean_refused = false;
