@@ -683,7 +683,6 @@ class HybridCall {
   // A process of one member gives the node level its own buffers: its
   // local step only checks them.
   bool alone() const { return me_.team.size() == 1; }
-  bool last_on_node() { return node().rank() == node().size() - 1; }
 
   // A process of one member on a single node, in a collective whose node
   // operation takes the member's own buffers: the same node operation as
@@ -715,7 +714,7 @@ class HybridCall {
     const bool scans = kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
     const NodeReduction r =
         lone_member_reduction(kind, call_.in, call_.out, n, call_.op, root_here,
-                              scans ? prefix_place(n) : nullptr, last_on_node());
+                              scans ? prefix_place(n) : nullptr, node().last());
     on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
     // The node's processes with more members hold one more round for a
     // combine that may throw (node_level_scan): keep in step.
@@ -791,7 +790,7 @@ class HybridCall {
       r.prefix = within;
       r.out = total;  // in place: the process total is staged before it is overwritten
       r.out_hi = several && node_first() ? n : 0;
-      r.input_private = !several && last_on_node();
+      r.input_private = !several && node().last();
       on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
       if (several) {
         // Lower nodes' totals, on every process of the node.
@@ -843,7 +842,7 @@ class HybridCall {
     r.prefix = prefix_place(n);
     r.inclusive = !exclusive;
     r.may_run_ahead = true;
-    r.input_private = last_on_node();  // one node: nobody wants its total
+    r.input_private = node().last();  // one node: nobody wants its total
     on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
     // The node's other processes, with more members, hold one more round
     // for a combine that may throw (node_level_scan): keep in step.

@@ -68,11 +68,7 @@ void finish_lone_member_call(MemberState& me, CollectiveKind kind, const std::st
 }
 
 LoneMemberPath::LoneMemberPath(MemberState& me, NodeGroup& node)
-    : me_(me),
-      node_(node),
-      rank_(me.global_rank),
-      size_(me.team.total_members),
-      last_on_node_(node.rank() == node.size() - 1) {}
+    : me_(me), node_(node), rank_(me.global_rank), size_(me.team.total_members) {}
 
 std::uint64_t LoneMemberPath::signature(CollectiveKind kind, std::size_t count, int root,
                                         const ErasedOp& op) {
@@ -126,7 +122,7 @@ bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::si
   const NodeCallInfo info =
       node_call_info(signature(kind, count, root, op), kind, count, root, op, nullptr);
   const NodeReduction r =
-      lone_member_reduction(kind, in, out, count, op, receives, out, last_on_node_);
+      lone_member_reduction(kind, in, out, count, op, receives, out, node_.last());
   const std::string failure = [&] {
     try {
       return node_.reduce(info, r);

@@ -60,7 +60,6 @@ class LoneMemberPath {
   MemberState& me_;
   NodeGroup& node_;
   const int rank_, size_;
-  const bool last_on_node_;  // this process has the node's last rank
   // The last call and its signature: calls mostly repeat, and hashing
   // again (the type names through thread-local caches) was a fifteenth of
   // a small call (perf). One thread at a time calls, as for any member.

@@ -613,7 +613,7 @@ std::string NodeGroup::reduce_chunked(const NodeReduction& r) {
   ProcessArea& mine = area(rank_);
   const Direct& direct = mine.slot[ops_ % kNodeSlots].direct;
   const bool direct_in = direct.in.allocation >= 0, direct_out = direct.out.allocation >= 0;
-  const bool unread_input = r.prefix != nullptr && rank_ == size_ - 1 && !last_input_read();
+  const bool unread_input = r.prefix != nullptr && last() && !last_input_read();
   bool failed = false;
   const std::size_t chunks = (r.count + per_chunk - 1) / per_chunk;
   for (std::size_t c = 0; c < chunks; ++c) {

@@ -213,6 +213,8 @@ class NodeGroup {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // This process has the node's last rank.
+  bool last() const { return rank_ == size_ - 1; }
   std::size_t segment_size() const { return segment_.size(); }
   std::size_t chunk_bytes() const { return chunk_; }
   // Inputs of at most this many bytes travel in the announcement (above);
