@@ -30,7 +30,7 @@ alignas(128) std::atomic<long> pong{0};
 // One slot per thread and call parity, like the engine's announcements.
 struct alignas(128) Slot {
   std::atomic<long> seq{0};
-  double near_value = 0;           // in seq's line
+  double near_value = 0;             // in seq's line
   alignas(64) double far_value = 0;  // in the next line
 };
 Slot slots[2][2];
@@ -145,8 +145,9 @@ int main(int argc, char** argv) {
   }
   constexpr int kWakes = 1000;
   const std::vector<double> wake = wake_up_microseconds(a, b, kWakes);
-  std::printf("wake-up of a blocked thread on core %d: median %.1f us, 90th percentile %.1f, "
-              "99th %.1f, max %.1f\n",
-              b, wake[kWakes / 2], wake[kWakes * 9 / 10], wake[kWakes * 99 / 100], wake.back());
+  std::printf(
+      "wake-up of a blocked thread on core %d: median %.1f us, 90th percentile %.1f, "
+      "99th %.1f, max %.1f\n",
+      b, wake[kWakes / 2], wake[kWakes * 9 / 10], wake[kWakes * 99 / 100], wake.back());
   return 0;
 }

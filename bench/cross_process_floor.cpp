@@ -182,7 +182,8 @@ struct Process {
       const auto start = std::chrono::steady_clock::now();
       for (long i = 0; i < per_block; ++i) run();
       barrier();  // the streaming process has finished too
-      const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
+      const std::chrono::duration<double, std::micro> took =
+          std::chrono::steady_clock::now() - start;
       blocks.push_back(took.count() / static_cast<double>(per_block));
     }
     check(call, n);
@@ -239,8 +240,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  void* memory = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
-                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* memory =
+      mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) fail("mmap");
   auto* shared = new (memory) Shared;
 #ifdef PR_SET_PTRACER

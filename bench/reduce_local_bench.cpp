@@ -71,9 +71,9 @@ void set_counters(benchmark::State& state, std::size_t n) {
                           static_cast<std::int64_t>(n));
   const double hz = benchmark::CPUInfo::Get().cycles_per_second;
   if (hz > 0) {
-    state.counters["elem_per_cycle"] = benchmark::Counter(
-        static_cast<double>(state.iterations()) * static_cast<double>(n) / hz,
-        benchmark::Counter::kIsRate);
+    state.counters["elem_per_cycle"] =
+        benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(n) / hz,
+                           benchmark::Counter::kIsRate);
   }
 }
 
@@ -151,7 +151,8 @@ int main(int argc, char** argv) {
 #else
   benchmark::AddCustomContext("asserts", "on");
 #endif
-  benchmark::AddCustomContext("bytes_counted", "3 * n * sizeof(T) per call (in, inout read; inout written)");
+  benchmark::AddCustomContext("bytes_counted",
+                              "3 * n * sizeof(T) per call (in, inout read; inout written)");
 
   namespace op = hreduce::op;
   register_reduce_local<double, op::sum_t>("double");

@@ -268,10 +268,9 @@ template <class T>
 class PreparedCase final : public Suite::CaseSlot {
  public:
   PreparedCase(const CaseKey& key, Team& team)
-      : key(key),
-        problem(key.collective, key.members,
-                cmp::element_count<T>(key.collective, key.members,
-                                      static_cast<std::size_t>(key.bytes))),
+      : key(key), problem(key.collective, key.members,
+                          cmp::element_count<T>(key.collective, key.members,
+                                                static_cast<std::size_t>(key.bytes))),
         team_(team) {}
 
   // Builds the implementation's runner, checks its result, then sizes its

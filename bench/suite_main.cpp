@@ -241,8 +241,8 @@ void print_ratio_table(std::FILE* out, const Rows& rows) {
       if (m == by.end() || m->second.seconds <= 0) continue;
       char line[128];
       std::snprintf(line, sizeof line, "  %8s: %8.2f GB/s (%.3f us)",
-                    cmp::human_bytes(static_cast<std::size_t>(key.bytes)).c_str(),
-                    m->second.gbps, m->second.seconds * 1e6);
+                    cmp::human_bytes(static_cast<std::size_t>(key.bytes)).c_str(), m->second.gbps,
+                    m->second.seconds * 1e6);
       memcpy_lines.emplace_back(line);
       continue;
     }

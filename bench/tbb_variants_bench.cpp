@@ -54,7 +54,8 @@ void parallel_reduce_allreduce(Problem& p, tbb::task_arena& arena) {
           if (!b.empty()) add(a, b);
           return a;
         });
-    tbb::parallel_for(0, p.members, [&](int m) { std::copy(sum.begin(), sum.end(), p.out[m].begin()); });
+    tbb::parallel_for(0, p.members,
+                      [&](int m) { std::copy(sum.begin(), sum.end(), p.out[m].begin()); });
   });
 }
 
@@ -106,7 +107,8 @@ void BM_TbbAllreduce(benchmark::State& state, Variant variant) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // other runtimes' spinners
   for (auto _ : state) call();
-  state.counters["GB/s"] = benchmark::Counter(p.moved_bytes(), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(p.moved_bytes(), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void arguments(benchmark::internal::Benchmark* b) {

@@ -20,7 +20,8 @@ int main() {
   team.run([&](hreduce::Member& m) {
     hreduce::double_int local{value_at(m.rank(), 0), m.rank() * kLen};
     for (int pos = 1; pos < kLen; ++pos) {
-      if (value_at(m.rank(), pos) < local.value) local = {value_at(m.rank(), pos), m.rank() * kLen + pos};
+      if (value_at(m.rank(), pos) < local.value)
+        local = {value_at(m.rank(), pos), m.rank() * kLen + pos};
     }
     m.allreduce(&local, m.rank() == 0 ? &result : &local, 1, hreduce::op::minloc);
   });

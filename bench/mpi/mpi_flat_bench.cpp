@@ -107,13 +107,21 @@ class FlatMpi {
     const MPI_Op op = MpiType<T>::op();
     const int n = static_cast<int>(count_);
     switch (collective_) {
-      case cmp::Collective::reduce: MPI_Reduce(in_.data(), out_.data(), n, type, op, 0, MPI_COMM_WORLD); break;
-      case cmp::Collective::allreduce: MPI_Allreduce(in_.data(), out_.data(), n, type, op, MPI_COMM_WORLD); break;
+      case cmp::Collective::reduce:
+        MPI_Reduce(in_.data(), out_.data(), n, type, op, 0, MPI_COMM_WORLD);
+        break;
+      case cmp::Collective::allreduce:
+        MPI_Allreduce(in_.data(), out_.data(), n, type, op, MPI_COMM_WORLD);
+        break;
       case cmp::Collective::reduce_scatter_block:
         MPI_Reduce_scatter_block(in_.data(), out_.data(), n / p_, type, op, MPI_COMM_WORLD);
         break;
-      case cmp::Collective::scan: MPI_Scan(in_.data(), out_.data(), n, type, op, MPI_COMM_WORLD); break;
-      case cmp::Collective::exscan: MPI_Exscan(in_.data(), out_.data(), n, type, op, MPI_COMM_WORLD); break;
+      case cmp::Collective::scan:
+        MPI_Scan(in_.data(), out_.data(), n, type, op, MPI_COMM_WORLD);
+        break;
+      case cmp::Collective::exscan:
+        MPI_Exscan(in_.data(), out_.data(), n, type, op, MPI_COMM_WORLD);
+        break;
       case cmp::Collective::reduce_scatter: break;  // not compared (kCollectives)
     }
   }
@@ -249,7 +257,8 @@ bool run_case(Team* team, cmp::Collective collective, std::size_t bytes, const S
     records.push_back(r);
   }
   std::printf("%-21s %-10s %8s %11.2f %11.2f %8.2f %8.2f %9.2f  %s\n",
-              std::string(cmp::name_of(collective)).c_str(), std::string(cmp::Element<T>::type).c_str(),
+              std::string(cmp::name_of(collective)).c_str(),
+              std::string(cmp::Element<T>::type).c_str(),
               cmp::human_bytes(count * sizeof(T)).c_str(), ours.median * 1e6, mpi.median * 1e6,
               moved / ours.median / 1e9, moved / mpi.median / 1e9, mpi.median / ours.median,
               right ? "ok" : "WRONG");
@@ -261,7 +270,8 @@ Settings parse(int argc, char** argv) {
   Settings s;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (i + 1 >= argc) throw Error("mpi_flat_bench: option " + a + " needs a value (or is unknown)");
+    if (i + 1 >= argc)
+      throw Error("mpi_flat_bench: option " + a + " needs a value (or is unknown)");
     const std::string v = argv[++i];
     if (a == "--json") {
       s.json = v;
@@ -290,10 +300,11 @@ int run(int argc, char** argv) {
     TeamOptions options;
     options.members = p;
     team = std::make_unique<Team>(options);
-    std::printf("mpi_flat_bench: %d MPI ranks vs hreduce with %d threads in rank 0, on %s "
-                "(%d core(s), %d PU(s))\n",
-                p, p, team->topology().source().c_str(), team->topology().count(Level::core),
-                team->topology().pu_count());
+    std::printf(
+        "mpi_flat_bench: %d MPI ranks vs hreduce with %d threads in rank 0, on %s "
+        "(%d core(s), %d PU(s))\n",
+        p, p, team->topology().source().c_str(), team->topology().count(Level::core),
+        team->topology().pu_count());
     std::printf("%-21s %-10s %8s %11s %11s %8s %8s %9s  check\n", "collective", "type", "bytes",
                 "hreduce us", "mpi us", "GB/s", "mpi GB/s", "×mpi_flat");
   }
@@ -303,13 +314,17 @@ int run(int argc, char** argv) {
   std::vector<cmp::Record> records;
   bool right = true;
   for (cmp::Collective c : cmp::kCollectives) {
-    for (std::size_t bytes : sizes) right &= run_case<double>(team.get(), c, bytes, settings, records);
+    for (std::size_t bytes : sizes)
+      right &= run_case<double>(team.get(), c, bytes, settings, records);
     if (c != cmp::Collective::allreduce) continue;
-    for (std::size_t bytes : sizes) right &= run_case<std::int32_t>(team.get(), c, bytes, settings, records);
-    for (std::size_t bytes : sizes) right &= run_case<cmp::MinLoc>(team.get(), c, bytes, settings, records);
+    for (std::size_t bytes : sizes)
+      right &= run_case<std::int32_t>(team.get(), c, bytes, settings, records);
+    for (std::size_t bytes : sizes)
+      right &= run_case<cmp::MinLoc>(team.get(), c, bytes, settings, records);
   }
   if (team && !settings.json.empty()) cmp::write_json(settings.json, records);
-  if (!right && team) std::fprintf(stderr, "mpi_flat_bench: some results differ from the sequential oracle\n");
+  if (!right && team)
+    std::fprintf(stderr, "mpi_flat_bench: some results differ from the sequential oracle\n");
   return right ? 0 : 1;
 }
 

@@ -349,8 +349,7 @@ class UserOp {
 // `identity`, when given, is an element e with e ∘ x == x ∘ e == x; the
 // runtime may use it but never needs it.
 template <class T, class F>
-constexpr UserOp<T, std::decay_t<F>> make_op(F&& fn,
-                                             Commutativity c = Commutativity::commutative,
+constexpr UserOp<T, std::decay_t<F>> make_op(F&& fn, Commutativity c = Commutativity::commutative,
                                              std::optional<T> identity = {}) {
   return UserOp<T, std::decay_t<F>>(std::forward<F>(fn), c, std::move(identity));
 }
@@ -361,7 +360,7 @@ namespace detail {
 
 template <class Op>
 inline constexpr bool is_predefined_op_v =
-    std::is_base_of_v<predefined_op<Op>, Op> && std::is_empty_v<Op>;
+    std::is_base_of_v<predefined_op<Op>, Op>&& std::is_empty_v<Op>;
 
 template <class Op>
 inline constexpr bool is_user_op_v = false;
@@ -398,10 +397,9 @@ constexpr void check_op() {
 
 // True for a predefined op whose row accepts T and for a user op made for T.
 template <class Op, class T>
-concept ReductionOp =
-    (detail::is_predefined_op_v<std::remove_cvref_t<Op>> &&
-     std::remove_cvref_t<Op>::template accepts<T>) ||
-    detail::is_user_op_for_v<std::remove_cvref_t<Op>, T>;
+concept ReductionOp = (detail::is_predefined_op_v<std::remove_cvref_t<Op>> &&
+                       std::remove_cvref_t<Op>::template accepts<T>) ||
+                      detail::is_user_op_for_v<std::remove_cvref_t<Op>, T>;
 
 template <class Op>
 constexpr bool is_commutative(const Op& op) {

@@ -164,8 +164,8 @@ class Member {
   void reduce_scatter(const T* in, std::type_identity_t<T>* out,
                       std::span<const std::size_t> counts, const Op& op,
                       detail::OptionsRef options = {}) {
-    run<T>(op, detail::CollectiveKind::reduce_scatter, in, out, counts.size(), options, 0,
-           SIZE_MAX, SIZE_MAX, counts.data());
+    run<T>(op, detail::CollectiveKind::reduce_scatter, in, out, counts.size(), options, 0, SIZE_MAX,
+           SIZE_MAX, counts.data());
   }
   template <detail::InputRange In, detail::OutputRangeOf<In> Out, class Op>
   void reduce_scatter(const In& in, Out&& out, std::span<const std::size_t> counts, const Op& op,
@@ -334,7 +334,9 @@ class Team {
   // rethrown here after every member has returned.
   template <class F>
   void run(F&& fn) {
-    auto invoke = [](void* context, Member& m) { (*static_cast<std::remove_reference_t<F>*>(context))(m); };
+    auto invoke = [](void* context, Member& m) {
+      (*static_cast<std::remove_reference_t<F>*>(context))(m);
+    };
     run_erased(invoke, const_cast<void*>(static_cast<const void*>(std::addressof(fn))));
   }
 

@@ -71,8 +71,7 @@ class Topology {
   // Builds a topology from already-extracted data (used by the hwloc
   // loader and by tests that need an irregular machine).
   Topology(std::string source, bool is_this_system, std::vector<Pu> pus,
-           std::vector<int> numa_os_indices,
-           std::array<std::uint64_t, kLevelCount> cache_bytes);
+           std::vector<int> numa_os_indices, std::array<std::uint64_t, kLevelCount> cache_bytes);
 
  private:
   std::string source_;

@@ -23,18 +23,15 @@ inline constexpr bool is_one_of_v = (std::is_same_v<T, Us> || ...);
 
 template <class T>
 inline constexpr bool is_integer_v =
-    detail::is_one_of_v<T, signed char, unsigned char, short, unsigned short,
-                        int, unsigned, long, unsigned long, long long,
-                        unsigned long long>;
+    detail::is_one_of_v<T, signed char, unsigned char, short, unsigned short, int, unsigned, long,
+                        unsigned long, long long, unsigned long long>;
 
 template <class T>
-inline constexpr bool is_floating_v =
-    detail::is_one_of_v<T, float, double, long double>;
+inline constexpr bool is_floating_v = detail::is_one_of_v<T, float, double, long double>;
 
 template <class T>
 inline constexpr bool is_complex_v =
-    detail::is_one_of_v<T, std::complex<float>, std::complex<double>,
-                        std::complex<long double>>;
+    detail::is_one_of_v<T, std::complex<float>, std::complex<double>, std::complex<long double>>;
 
 // The types land/lor/lxor accept: integers (nonzero = true) and bool.
 template <class T>
@@ -69,8 +66,7 @@ inline constexpr bool is_loc_index_v = detail::is_one_of_v<I, int, std::int64_t>
 // bytes (e.g. after `int` in double_int) carry no meaning: compare with ==,
 // never memcmp.
 template <class V, class I>
-  requires(is_loc_value_v<V> && is_loc_index_v<I>)
-struct ValueIndex {
+requires(is_loc_value_v<V>&& is_loc_index_v<I>) struct ValueIndex {
   using value_type = V;
   using index_type = I;
 

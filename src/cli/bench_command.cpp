@@ -52,8 +52,7 @@ CollectiveOptions collective_options(const Args& args, int radix) {
 }
 
 // Refuses, before MPI starts, options that mean nothing in the chosen mode.
-void reject_options(const Args& args, std::initializer_list<const char*> names,
-                    const char* why) {
+void reject_options(const Args& args, std::initializer_list<const char*> names, const char* why) {
   for (const char* name : names) {
     if (args.has(name)) throw ArgumentError(std::string("hreduce bench: ") + name + why);
   }
@@ -111,8 +110,7 @@ int bench_command(const std::vector<std::string>& argv) {
   chosen_levels(args);  // a bad level fails before MPI starts and the team is built
   const MpiSession mpi(args.has("--mpi"));
   const MachineChoice choice = choose_machine("hreduce bench", args);
-  const std::size_t max_bytes =
-      static_cast<std::size_t>(args.get_int("--max-bytes", 64 << 20, 8));
+  const std::size_t max_bytes = static_cast<std::size_t>(args.get_int("--max-bytes", 64 << 20, 8));
   const double min_seconds = args.get_int("--min-time-ms", 200, 1) / 1000.0;
   const std::size_t step = static_cast<std::size_t>(args.get_int("--step", 8, 2));
 
@@ -128,12 +126,13 @@ int bench_command(const std::vector<std::string>& argv) {
                   ? make_mpi_team(MPI_COMM_WORLD, options.members, options, mpi_team_options(args))
                   : Team(options);
   if (mpi.rank == 0) {
-    std::printf("hreduce bench: %d members in %d process(es) (%s placement) on %s; %d package(s), "
-                "%d NUMA node(s), %d core(s), %d PU(s)\n",
-                team.size(), team.processes(), std::string(to_string(options.placement)).c_str(),
-                team.topology().source().c_str(), team.topology().count(Level::package),
-                team.topology().count(Level::numa), team.topology().count(Level::core),
-                team.topology().pu_count());
+    std::printf(
+        "hreduce bench: %d members in %d process(es) (%s placement) on %s; %d package(s), "
+        "%d NUMA node(s), %d core(s), %d PU(s)\n",
+        team.size(), team.processes(), std::string(to_string(options.placement)).c_str(),
+        team.topology().source().c_str(), team.topology().count(Level::package),
+        team.topology().count(Level::numa), team.topology().count(Level::core),
+        team.topology().pu_count());
   }
   const std::vector<std::size_t> sizes = bench_sizes(max_bytes, step);
   if (mpi.active) return run_mpi_bench(team, args, sizes, min_seconds);

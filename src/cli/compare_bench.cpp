@@ -19,10 +19,10 @@
 
 #include "hreduce/error.hpp"
 #include "src/cli/bench.hpp"
-#include "src/compare/text_output.hpp"
 #include "src/cli/progress.hpp"
 #include "src/compare/comparison.hpp"
 #include "src/compare/record.hpp"
+#include "src/compare/text_output.hpp"
 
 namespace hreduce::cli {
 namespace {
@@ -106,13 +106,14 @@ std::string level_ratio_header(Reproducibility level) {
 
 void print_header(const std::vector<cmp::Implementation>& implementations,
                   const std::vector<Reproducibility>& levels) {
-  std::printf("%-21s %-10s %8s %11s %8s %7s", "collective", "type", "bytes", "hreduce us",
-              "GB/s", "spread");
+  std::printf("%-21s %-10s %8s %11s %8s %7s", "collective", "type", "bytes", "hreduce us", "GB/s",
+              "spread");
   for (Reproducibility level : levels) {
     std::printf(" %11s %11s", level_time_header(level).c_str(), level_ratio_header(level).c_str());
   }
   for (std::size_t i = 1; i < implementations.size(); ++i) {
-    std::printf(" %16s", (std::string("×") + std::string(cmp::name_of(implementations[i]))).c_str());
+    std::printf(" %16s",
+                (std::string("×") + std::string(cmp::name_of(implementations[i]))).c_str());
   }
   std::printf("  check\n");
 }
@@ -187,7 +188,8 @@ double memcpy_gbps(std::size_t bytes) {
 }  // namespace
 
 std::vector<cmp::Collective> chosen_collectives(const Args& args) {
-  if (!args.has("--collectives")) return {std::begin(cmp::kCollectives), std::end(cmp::kCollectives)};
+  if (!args.has("--collectives"))
+    return {std::begin(cmp::kCollectives), std::end(cmp::kCollectives)};
   return named_values("--collectives", *args.get("--collectives"), cmp::kCollectives);
 }
 
@@ -204,8 +206,9 @@ int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>&
   sampling.settle_seconds = args.get_int("--settle-us", 10000, 0) / 1e6;
   std::printf("context: single-thread memcpy %.1f GB/s (read + write, %s)\n",
               memcpy_gbps(sizes.back()), cmp::human_bytes(sizes.back()).c_str());
-  std::printf("columns ×baseline: baseline time / hreduce time (> 1: hreduce faster; ×limit: "
-              "fraction of the least-traffic kernel's speed)\n");
+  std::printf(
+      "columns ×baseline: baseline time / hreduce time (> 1: hreduce faster; ×limit: "
+      "fraction of the least-traffic kernel's speed)\n");
   if (!levels.empty()) {
     std::printf(
         "columns [L]: hreduce with per-call reproducibility = L, sampled in turn with the "

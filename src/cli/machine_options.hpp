@@ -13,8 +13,8 @@
 namespace hreduce::cli {
 
 inline const std::set<std::string>& machine_valued_options() {
-  static const std::set<std::string> names = {"--synthetic", "--xml", "--members", "--placement",
-                                              "--levels", "--radix"};
+  static const std::set<std::string> names = {"--synthetic", "--xml",    "--members",
+                                              "--placement", "--levels", "--radix"};
   return names;
 }
 
@@ -33,8 +33,8 @@ inline MachineChoice choose_machine(const std::string& command, const Args& args
   Topology topology = args.has("--synthetic") ? Topology::synthetic(*args.get("--synthetic"))
                       : args.has("--xml")     ? Topology::from_xml(*args.get("--xml"))
                                               : Topology::discover();
-  const int cores = topology.count(Level::core) > 0 ? topology.count(Level::core)
-                                                    : topology.pu_count();
+  const int cores =
+      topology.count(Level::core) > 0 ? topology.count(Level::core) : topology.pu_count();
   const int members = args.get_int("--members", cores, 1);
   PlacementPolicy policy = PlacementPolicy::compact;
   if (auto name = args.get("--placement")) {

@@ -19,8 +19,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <span>
@@ -57,8 +57,7 @@ double value(int member, std::size_t i) { return cmp::Element<double>::value(mem
 // from Team::allocate (once: that memory lives as long as the team).
 struct SharedPool {
   SharedPool(Team& team, std::size_t n)
-      : n(n),
-        in(team.allocate<double>(n * team.local_size())),
+      : n(n), in(team.allocate<double>(n * team.local_size())),
         out(team.allocate<double>(n * team.local_size())) {}
   std::size_t n;
   std::span<double> in, out;
@@ -265,8 +264,8 @@ cmp::Record record(Collective kind, const std::string& implementation, const cmp
 struct Row {
   cmp::Record hreduce, mpi;
   std::vector<cmp::Record> levels;  // hreduce at each --reproducibility level, in order
-  std::string path;   // hreduce's shared-memory path inside each process
-  std::string check;  // "ok", or what differed
+  std::string path;                 // hreduce's shared-memory path inside each process
+  std::string check;                // "ok", or what differed
 };
 
 // The team's options but for the level: each level's calls differ from
@@ -397,9 +396,9 @@ int run_mpi_bench(Team& team, const Args& args, const std::vector<std::size_t>& 
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const bool speaker = rank == 0;
-  const std::string title = "hreduce bench --mpi: " + std::to_string(team.size()) +
-                            " members in " + std::to_string(team.processes()) +
-                            " processes on " + team.topology().source() +
+  const std::string title = "hreduce bench --mpi: " + std::to_string(team.size()) + " members in " +
+                            std::to_string(team.processes()) + " processes on " +
+                            team.topology().source() +
                             (args.has("--zero-copy") ? ", buffers from Team::allocate" : "");
   // Unwritable output paths fail now, not after minutes of measuring.
   if (!write_reports(speaker, args, {}, title)) return 1;

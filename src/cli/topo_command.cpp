@@ -21,8 +21,8 @@ std::string levels_text(const std::vector<Level>& levels) {
 }
 
 void print_placement(const MachineChoice& choice, std::ostream& out) {
-  out << "Placement (" << to_string(choice.placement.policy) << ", "
-      << choice.placement.members() << " members):\n";
+  out << "Placement (" << to_string(choice.placement.policy) << ", " << choice.placement.members()
+      << " members):\n";
   for (int m = 0; m < choice.placement.members(); ++m) {
     const Pu& pu = choice.topology.pus()[choice.placement.pu_of_member[m]];
     out << "  member " << m << " -> PU L#" << pu.logical_index << " (P#" << pu.os_index << ")";
@@ -95,8 +95,8 @@ int topo_command(const std::vector<std::string>& argv) {
   const Args args("hreduce topo", argv, {"--dot", "--mpi", "--no-shared-memory"}, valued);
   const MachineChoice choice = choose_machine("hreduce topo", args);
   if (args.has("--mpi")) return topo_mpi(args, choice);
-  const Schedule tree = schedules::hierarchical(choice.topology, choice.placement, choice.levels,
-                                                0, choice.radix);
+  const Schedule tree =
+      schedules::hierarchical(choice.topology, choice.placement, choice.levels, 0, choice.radix);
   tree.validate();
   if (args.has("--dot")) {
     std::cout << tree_dot(choice, tree);

@@ -20,8 +20,8 @@ struct Case {
 };
 
 struct CaseResult {
-  std::vector<Record> records;       // one per implementation measured
-  std::vector<std::string> wrong;    // implementations whose result differed from the oracle
+  std::vector<Record> records;     // one per implementation measured
+  std::vector<std::string> wrong;  // implementations whose result differed from the oracle
   // Levels hreduce cannot give this case, each "hreduce[L]: why" (not measured).
   std::vector<std::string> skipped;
 };

@@ -18,8 +18,9 @@
 namespace hreduce::detail::compare {
 namespace {
 
-#pragma omp declare reduction(minloc_op : MinLoc : omp_out = Element<MinLoc>::combine(omp_out, omp_in)) \
-    initializer(omp_priv = Element<MinLoc>::identity())
+#pragma omp declare reduction(minloc_op:MinLoc                                        \
+                              : omp_out = Element <MinLoc>::combine(omp_out, omp_in)) \
+    initializer(omp_priv = Element <MinLoc>::identity())
 
 template <class T>
 void reduce_section(T* acc, const Problem<T>& p, std::size_t lo, std::size_t len) {

@@ -20,8 +20,8 @@ namespace hreduce::detail::compare {
 // The collectives compared (reduce_scatter, whose counts vary, is not).
 using hreduce::Collective;
 inline constexpr Collective kCollectives[] = {Collective::reduce, Collective::allreduce,
-                                             Collective::reduce_scatter_block, Collective::scan,
-                                             Collective::exscan};
+                                              Collective::reduce_scatter_block, Collective::scan,
+                                              Collective::exscan};
 
 std::string_view name_of(Collective collective);
 

@@ -9,10 +9,11 @@
 namespace hreduce::detail::compare {
 
 struct Record {
-  std::string collective;      // reduce, allreduce, reduce_scatter_block, scan, exscan
-  std::string implementation;  // hreduce, openmp_reduction, openmp_sliced, tbb, limit, mpi_flat, mpi
-  std::string type;            // double, int32, double_int (MINLOC)
-  std::string op;              // sum, minloc
+  std::string collective;  // reduce, allreduce, reduce_scatter_block, scan, exscan
+  std::string
+      implementation;  // hreduce, openmp_reduction, openmp_sliced, tbb, limit, mpi_flat, mpi
+  std::string type;    // double, int32, double_int (MINLOC)
+  std::string op;      // sum, minloc
   int members = 0;
   std::size_t bytes_per_member = 0;  // one member's input vector
   double median_seconds = 0;         // per call

@@ -30,7 +30,8 @@ bool implements(Implementation implementation, Collective collective) {
 }
 
 template <class T>
-std::unique_ptr<Runner> make_runner(Implementation implementation, Team& team, Problem<T>& problem) {
+std::unique_ptr<Runner> make_runner(Implementation implementation, Team& team,
+                                    Problem<T>& problem) {
   switch (implementation) {
     case Implementation::hreduce: return make_hreduce_runner(team, problem);
     case Implementation::openmp_reduction: return make_openmp_reduction_runner(team, problem);

@@ -58,11 +58,11 @@ std::unique_ptr<Runner> make_limit_runner(Team& team, Problem<T>& problem);
 
 // Defines `factory` above for every element type a comparison measures;
 // each runner's file ends with one line naming its class.
-#define HREDUCE_COMPARE_RUNNER(factory, RunnerClass)                        \
-  template <class T>                                                        \
-  std::unique_ptr<Runner> factory(Team& team, Problem<T>& problem) {        \
-    return std::make_unique<RunnerClass<T>>(team, problem);                 \
-  }                                                                         \
+#define HREDUCE_COMPARE_RUNNER(factory, RunnerClass)                       \
+  template <class T>                                                       \
+  std::unique_ptr<Runner> factory(Team& team, Problem<T>& problem) {       \
+    return std::make_unique<RunnerClass<T>>(team, problem);                \
+  }                                                                        \
   template std::unique_ptr<Runner> factory(Team&, Problem<double>&);       \
   template std::unique_ptr<Runner> factory(Team&, Problem<std::int32_t>&); \
   template std::unique_ptr<Runner> factory(Team&, Problem<MinLoc>&)

@@ -27,7 +27,8 @@ int calibrate(Runner& runner, const SamplingOptions& options) {
     const double took = runner.seconds_for(calls);
     if (took >= seconds) break;
     const double factor = took > 0 ? seconds / took : 16;
-    calls = static_cast<int>(std::min(calls * std::clamp(factor * 1.2, 2.0, 16.0), double{1 << 22}));
+    calls =
+        static_cast<int>(std::min(calls * std::clamp(factor * 1.2, 2.0, 16.0), double{1 << 22}));
   }
   return calls;
 }

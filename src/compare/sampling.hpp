@@ -12,8 +12,8 @@
 namespace hreduce::detail::compare {
 
 struct SamplingOptions {
-  double min_seconds = 0.15;   // per case, timed samples of all implementations together
-  int min_samples = 7;         // per implementation
+  double min_seconds = 0.15;  // per case, timed samples of all implementations together
+  int min_samples = 7;        // per implementation
   int max_samples = 101;
   double sample_seconds = 1e-3;  // a sample's batch grows until it lasts this long
   // Idle time before each sample. OpenMP and oneTBB workers keep spinning

@@ -64,9 +64,7 @@ class SliceKernel {
     auto in = [&](int m) { return p_.in[m].data() + at; };
     auto out = [&](int m) { return p_.out[m].data() + at; };
     switch (p_.collective) {
-      case Collective::reduce:
-        fold_into(out(Problem<T>::root), p - 1, at, len);
-        break;
+      case Collective::reduce: fold_into(out(Problem<T>::root), p - 1, at, len); break;
       case Collective::allreduce:
         fold_into(out(0), p - 1, at, len);
         for (int m = 1; m < p; ++m) put(out(m), out(0), len);

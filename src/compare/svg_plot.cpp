@@ -334,8 +334,8 @@ void draw_series(std::string& out, const Series& series, const Style& style, con
     out += "<circle class=\"marker\" data-implementation=\"" + name + "\" cx=\"" + x_of(p) +
            "\" cy=\"" + y_of(p) + "\" r=\"" + radius + "\" fill=\"" + style.colour + "\">";
     // A browser shows the title on hover: the value without reading the axes.
-    out += "<title>" + name + ": " + escape_xml(human_bytes(p.bytes)) + ", " +
-           format_gbps(p.gbps) + " GB/s</title></circle>\n";
+    out += "<title>" + name + ": " + escape_xml(human_bytes(p.bytes)) + ", " + format_gbps(p.gbps) +
+           " GB/s</title></circle>\n";
   }
 }
 

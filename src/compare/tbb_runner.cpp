@@ -48,10 +48,9 @@ class TbbRunner final : public Runner {
     arena_.execute([&] {
       const auto start = Clock::now();
       for (int c = 0; c < calls; ++c) {
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, p_.count, grain),
-                          [&](const tbb::blocked_range<std::size_t>& r) {
-                            kernel_.run(r.begin(), r.end());
-                          });
+        tbb::parallel_for(
+            tbb::blocked_range<std::size_t>(0, p_.count, grain),
+            [&](const tbb::blocked_range<std::size_t>& r) { kernel_.run(r.begin(), r.end()); });
       }
       seconds = seconds_since(start);
     });

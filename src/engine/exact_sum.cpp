@@ -39,8 +39,8 @@
 #include <climits>
 #include <cmath>
 #include <complex>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <typeinfo>

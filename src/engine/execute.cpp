@@ -13,9 +13,9 @@
 // A member that only contributes to a small call returns after step 2
 // (mailbox.hpp); the members that wait check its history in this call, and
 // a later call's history still shows a disagreement nobody waited for.
+#include <cxxabi.h>
 #include <algorithm>
 #include <cstring>
-#include <cxxabi.h>
 #include <sstream>
 
 #include "hreduce/error.hpp"
@@ -281,8 +281,9 @@ std::string call_label(const CallContext& ctx) {
   }
   if (history_differs) {
     text += (text.empty() ? "" : "; ") +
-            std::string("members disagreed in an earlier call that every member left without "
-                        "waiting for the others (each only contributed to it)");
+            std::string(
+                "members disagreed in an earlier call that every member left without "
+                "waiting for the others (each only contributed to it)");
   }
   // Members that ran ahead cannot throw in this call, and the others cannot
   // tell how far they went: the team cannot go on in step.
@@ -310,7 +311,7 @@ std::string call_label(const CallContext& ctx) {
 
 // A wait ran past the team's timeout: members are no longer in step.
 [[noreturn, gnu::cold, gnu::noinline]] void fail_timeout(const CallContext& ctx,
-                                                        const std::string& waited_for) {
+                                                         const std::string& waited_for) {
   const std::string text = std::string(to_string(reported_kind(ctx.call))) + ": member " +
                            std::to_string(ctx.me.global_rank) + " timed out after " +
                            std::to_string(ctx.team.timeout.count()) + " ms waiting for " +
@@ -407,8 +408,8 @@ void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
 void CallContext::wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                            const char* what) const {
   if (wait_at_least(word, target, deadline, team.waiting)) return;
-  fail_timeout(*this, "member " + std::to_string(rank) + " (" + what + ") in call " +
-                          std::to_string(seq));
+  fail_timeout(*this,
+               "member " + std::to_string(rank) + " (" + what + ") in call " + std::to_string(seq));
 }
 
 void CallContext::finish_together(const char* what) const {
@@ -536,9 +537,7 @@ void execute_call(MemberState& me, const Call& call) {
       wants_tree(call, size) ? tree_allreduce(ctx) : sliced_allreduce(ctx);
       break;
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::reduce_scatter_block:
-      sliced_reduce_scatter(ctx);
-      break;
+    case CollectiveKind::reduce_scatter_block: sliced_reduce_scatter(ctx); break;
     case CollectiveKind::scan: sliced_scan(ctx, false); break;
     case CollectiveKind::exscan: sliced_scan(ctx, true); break;
     case CollectiveKind::barrier: break;

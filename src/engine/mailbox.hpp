@@ -50,8 +50,7 @@ inline bool may_run_ahead(const Call& call, const MemberState& me) {
           ? me.rank != call.root
           : (call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan) &&
                 me.rank == 0;
-  return only_contributes && me.team.members_may_run_ahead &&
-         me.calls_run_ahead < kRunAheadLimit;
+  return only_contributes && me.team.members_may_run_ahead && me.calls_run_ahead < kRunAheadLimit;
 }
 
 // out = x_0 ∘ … ∘ x_{ranks-1} over elements [first, first + n) of the

@@ -28,7 +28,8 @@ constexpr int kChunkBits = 24;  // chunk counts live in the low bits of the word
 std::uint64_t mark(std::uint64_t seq, std::size_t chunks) { return (seq << kChunkBits) + chunks; }
 
 void wait_chunks(const CallContext& ctx, int rank, std::size_t chunks) {
-  ctx.wait_for(ctx.team.control(rank).chunks, mark(ctx.seq, chunks), rank, "a chunk of the pipeline");
+  ctx.wait_for(ctx.team.control(rank).chunks, mark(ctx.seq, chunks), rank,
+               "a chunk of the pipeline");
 }
 
 // out[lo, hi) = x_0 ∘ … ∘ x_{p-1}, into the leader's output.

@@ -61,8 +61,7 @@ Range slice_of(int member, int p, std::size_t n, std::size_t elem_size) {
 class SliceWorker {
  public:
   explicit SliceWorker(const CallContext& ctx)
-      : ctx_(ctx),
-        es_(ctx.call.op.elem_size),
+      : ctx_(ctx), es_(ctx.call.op.elem_size),
         chunk_(std::max<std::size_t>(1, ctx.call.options->chunk_bytes / es_)) {}
 
   std::size_t chunk_elements() const { return chunk_; }
@@ -141,9 +140,8 @@ void sliced_reduce(const CallContext& ctx) {
   void* out = ctx.of(root).out;
   // An in-place root after member 1 holds an input the fold reads after its
   // first step: fold beside it.
-  void* acc = root >= 2 && out == ctx.of(root).in
-                  ? ctx.me.scratch(1, worker.chunk_elements() * es)
-                  : nullptr;
+  void* acc = root >= 2 && out == ctx.of(root).in ? ctx.me.scratch(1, worker.chunk_elements() * es)
+                                                  : nullptr;
   worker.for_each_chunk(slice_of(ctx.me.rank, ctx.size(), ctx.call.count, es),
                         [&](std::size_t at, std::size_t len) {
                           worker.fold(at, len, acc ? acc : bytes_at(out, at, es));
@@ -190,7 +188,7 @@ void sliced_reduce_scatter(const CallContext& ctx) {
       const std::size_t lo = std::max(theirs.lo, my_lo), hi = std::min(theirs.hi, my_hi);
       if (lo >= hi) continue;
       copy_bytes(bytes_at(ctx.call.out, lo - my_lo, es),
-                  bytes_at(ctx.team.control(j).partial, lo - theirs.lo, es), (hi - lo) * es);
+                 bytes_at(ctx.team.control(j).partial, lo - theirs.lo, es), (hi - lo) * es);
     }
   }
   ctx.throw_if_failed();
@@ -228,7 +226,8 @@ void sliced_scan(const CallContext& ctx, bool exclusive) {
       const void* prefix = bytes_at(ctx.of(0).in, at, es);
       for (int q = 1; q < p; ++q) {
         void* next = scratch[q % 2];
-        if (q + 1 < p || total) ctx.call.op.apply(prefix, bytes_at(ctx.of(q).in, at, es), next, len);
+        if (q + 1 < p || total)
+          ctx.call.op.apply(prefix, bytes_at(ctx.of(q).in, at, es), next, len);
         copy_bytes(bytes_at(ctx.of(q).out, at, es), prefix, len * es);
         prefix = next;
       }

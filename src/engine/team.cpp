@@ -7,8 +7,8 @@
 
 #include "src/engine/collectives.hpp"
 #include "src/engine/names.hpp"
-#include "src/engine/team_state.hpp"
 #include "src/engine/process_group.hpp"
+#include "src/engine/team_state.hpp"
 #include "src/engine/workers.hpp"
 
 namespace hreduce {

@@ -1,8 +1,8 @@
 #include "src/engine/team_state.hpp"
 
+#include <sched.h>
 #include <algorithm>
 #include <cstdlib>
-#include <sched.h>
 #include <thread>
 #include <vector>
 
@@ -74,8 +74,7 @@ std::string options_problem(const CollectiveOptions& o) {
     return "options.reproducibility is " + std::to_string(static_cast<int>(o.reproducibility)) +
            ", not run_to_run, shape_independent or exact";
   }
-  return "options.tree_min_members is " + std::to_string(o.tree_min_members) +
-         ", expected >= 1";
+  return "options.tree_min_members is " + std::to_string(o.tree_min_members) + ", expected >= 1";
 }
 
 TeamState::~TeamState() = default;
@@ -83,8 +82,8 @@ TeamState::~TeamState() = default;
 TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_group)
     : options(std::move(opts)),
       topology(options.topology ? *options.topology : Topology::discover()),
-      timeout(duration_from_environment("Team", "HREDUCE_TIMEOUT_MS", "milliseconds",
-                                        options.timeout)),
+      timeout(
+          duration_from_environment("Team", "HREDUCE_TIMEOUT_MS", "milliseconds", options.timeout)),
       group(std::move(process_group)) {
   if (options.members < 0) {
     throw ArgumentError("Team: members must be >= 0 (0 = one per core), got " +

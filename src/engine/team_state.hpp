@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "src/engine/process_step.hpp"
 #include "hreduce/team.hpp"
+#include "src/engine/process_step.hpp"
 #include "src/engine/wait.hpp"
 #include "src/topology/numa_memory.hpp"
 
@@ -53,7 +53,7 @@ struct Descriptor {
 static_assert(sizeof(Descriptor) == 96, "a new field of Descriptor belongs in describes() too");
 
 inline Descriptor describe(const Call& call) {
-  return {call.kind,    call.root,       call.count,      call.counts, call.op.elem_size,
+  return {call.kind,    call.root,       call.count,      call.counts,  call.op.elem_size,
           call.op.type, call.op.op_type, call.op.op_name, *call.options};
 }
 
@@ -67,9 +67,8 @@ inline bool describes(const Descriptor& d, const Call& call) {
       (a.chunk_bytes == b.chunk_bytes) & (a.tree_max_bytes == b.tree_max_bytes) &
       (a.tree_min_members == b.tree_min_members) & (a.reproducibility == b.reproducibility);
   return same_options & (d.kind == call.kind) & (d.root == call.root) & (d.count == call.count) &
-         (d.counts == call.counts) & (d.elem_size == call.op.elem_size) &
-         (d.type == call.op.type) & (d.op_type == call.op.op_type) &
-         (d.op_name == call.op.op_name);
+         (d.counts == call.counts) & (d.elem_size == call.op.elem_size) & (d.type == call.op.type) &
+         (d.op_type == call.op.op_type) & (d.op_name == call.op.op_name);
 }
 
 // Inputs of at most this many bytes per member travel inside the

@@ -48,7 +48,8 @@ Schedule make_schedule(const TeamState& team, const CollectiveOptions& options, 
 const TreePlan& plan_for(const CallContext& ctx, int root) {
   const CollectiveOptions& options = *ctx.call.options;
   const bool commutative = ctx.call.op.commutative;
-  const auto key = std::make_tuple(static_cast<int>(options.tree), options.radix, root, commutative);
+  const auto key =
+      std::make_tuple(static_cast<int>(options.tree), options.radix, root, commutative);
   auto found = ctx.me.plans.find(key);
   if (found != ctx.me.plans.end()) return found->second;
 
@@ -101,7 +102,6 @@ void publish_partial(const CallContext& ctx, const void* partial) {
   publish(mine.partial_ready, ctx.seq, ctx.team.waiting);
 }
 
-
 }  // namespace
 
 void tree_reduce(const CallContext& ctx) {
@@ -114,7 +114,8 @@ void tree_reduce(const CallContext& ctx) {
     // scratch, since its output must stay untouched.
     void* accumulator = rank == root ? ctx.call.out : ctx.me.scratch(0, bytes);
     const void* partial = combine_subtree(ctx, plan, accumulator);
-    if (rank == plan.tree_root && partial != accumulator) copy_if_distinct(accumulator, partial, bytes);
+    if (rank == plan.tree_root && partial != accumulator)
+      copy_if_distinct(accumulator, partial, bytes);
     publish_partial(ctx, accumulator);
   }
   MemberControl& top = ctx.team.control(plan.tree_root);

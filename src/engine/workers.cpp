@@ -16,7 +16,8 @@ void Workers::start(std::vector<Member>& members, const Topology& topology, bool
   errors_.resize(members.size());
   for (std::size_t i = 0; i < members.size(); ++i) {
     Member& m = members[i];
-    threads_.emplace_back([this, &m, &topology, bind, i] { loop(m, static_cast<int>(i), topology, bind); });
+    threads_.emplace_back(
+        [this, &m, &topology, bind, i] { loop(m, static_cast<int>(i), topology, bind); });
   }
 }
 

@@ -116,8 +116,8 @@ struct GuardedOp {
 class HybridCall {
  public:
   HybridCall(InterProcessGroup& group, MemberState& me, const Call& call)
-      : me_(me), call_(call), group_(group), layout_(group_.layout()),
-        leader_(me.rank == 0), first_(layout_.first_rank(layout_.process)) {
+      : me_(me), call_(call), group_(group), layout_(group_.layout()), leader_(me.rank == 0),
+        first_(layout_.first_rank(layout_.process)) {
     guard_.inner = &call_.op;
   }
 
@@ -149,7 +149,8 @@ class HybridCall {
   int total() const { return layout_.total_members(); }
 
   std::size_t count_of(int team_rank) const {
-    return call_.kind == CollectiveKind::reduce_scatter_block ? call_.count : call_.counts[team_rank];
+    return call_.kind == CollectiveKind::reduce_scatter_block ? call_.count
+                                                              : call_.counts[team_rank];
   }
 
   // Checks that need the whole team's size; a failure is relayed through
@@ -157,7 +158,8 @@ class HybridCall {
   void check_arguments() {
     // Built only on failure: this runs on every call.
     auto prefix = [&] {
-      return std::string(to_string(call_.kind)) + ": member " + std::to_string(me_.global_rank) + ": ";
+      return std::string(to_string(call_.kind)) + ": member " + std::to_string(me_.global_rank) +
+             ": ";
     };
     // A failure the caller already worded (a step of an exact sum).
     if (call_.step != nullptr && call_.step->relayed_failure != nullptr) {
@@ -184,8 +186,8 @@ class HybridCall {
               ? count_of(me_.global_rank)
               : 0;
       if (receives > 0) {
-        problem_ = prefix() + "out is a null pointer but must receive " +
-                   std::to_string(receives) + " elements";
+        problem_ = prefix() + "out is a null pointer but must receive " + std::to_string(receives) +
+                   " elements";
       }
     }
   }
@@ -584,7 +586,6 @@ class HybridCall {
     finish_copy(nullptr, nullptr, 0, 0);
   }
 
-
   // --- With the node level (src/node/): the processes of a node meet in
   // their shared segment, and only the first process of each node sends
   // messages. Each collective is
@@ -712,9 +713,8 @@ class HybridCall {
     const std::size_t n = problem_.empty() ? call_.count : 0;
     const bool root_here = problem_.empty() && call_.root == me_.global_rank;
     const bool scans = kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
-    const NodeReduction r =
-        lone_member_reduction(kind, call_.in, call_.out, n, call_.op, root_here,
-                              scans ? prefix_place(n) : nullptr, node().last());
+    const NodeReduction r = lone_member_reduction(kind, call_.in, call_.out, n, call_.op, root_here,
+                                                  scans ? prefix_place(n) : nullptr, node().last());
     on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
     // The node's processes with more members hold one more round for a
     // combine that may throw (node_level_scan): keep in step.
@@ -756,8 +756,8 @@ class HybridCall {
       const bool root_here = group_.node_index() == root_node;
       between_nodes(call_.count, steps.partial, root_here ? steps.bytes : 0,
                     [&](const ErasedOp& op) {
-                      inter::binomial_reduce(*group_.leaders_of_nodes(), steps.partial, steps.n,
-                                             op, root_node, group_.workspace);
+                      inter::binomial_reduce(*group_.leaders_of_nodes(), steps.partial, steps.n, op,
+                                             root_node, group_.workspace);
                     });
     }
     hand_to_root(steps);
@@ -1153,12 +1153,12 @@ class HybridCall {
   }
   GuardedOp guard_;
   std::optional<ErasedOp> guarded_op_;
-  bool agreed_ = false;        // leader: step 2 has begun
-  bool node_lost_ = false;     // leader: a process of the node died or timed out
+  bool agreed_ = false;         // leader: step 2 has begun
+  bool node_lost_ = false;      // leader: a process of the node died or timed out
   bool messages_lost_ = false;  // leader: a message exchange failed or timed out
-  std::string problem_;        // this member's team-wide argument error
-  std::string local_failure_;  // what step 1 threw here
-  std::string failure_;        // leader: the failure every member must see
+  std::string problem_;         // this member's team-wide argument error
+  std::string local_failure_;   // what step 1 threw here
+  std::string failure_;         // leader: the failure every member must see
   // Left-fold chain (leader): the fold received from the previous process,
   // the op's failure on it, and the options of the local fold.
   void* carry_ = nullptr;

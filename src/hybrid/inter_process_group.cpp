@@ -47,9 +47,8 @@ int InterProcessGroup::members_before_on_node() const {
 }
 
 InterProcessGroup::InterProcessGroup(Channel& channel, ProcessLayout layout, InterOptions options,
-                           std::unique_ptr<Channel> owned)
-    : channel_(&channel), owned_(std::move(owned)), layout_(std::move(layout)),
-      options_(options) {
+                                     std::unique_ptr<Channel> owned)
+    : channel_(&channel), owned_(std::move(owned)), layout_(std::move(layout)), options_(options) {
   const int P = layout_.processes();
   if (channel_->size() != P || channel_->rank() != layout_.process) {
     throw ArgumentError("InterProcessGroup: the channel has " + std::to_string(channel_->size()) +
@@ -223,11 +222,12 @@ bool InterProcessGroup::left_fold_by_chain() const {
   return false;
 }
 
-std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, bool commutative) const {
+std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes,
+                                       bool commutative) const {
   std::ostringstream text;
   const Choice choice = choose(kind, bytes, commutative);
-  text << to_string(kind) << " of " << bytes << " bytes per member over "
-       << layout_.processes() << " processes on " << layout_.nodes() << " node(s)";
+  text << to_string(kind) << " of " << bytes << " bytes per member over " << layout_.processes()
+       << " processes on " << layout_.nodes() << " node(s)";
   if (node_) {
     text << ": the processes of each node combine through a shared segment of "
          << node_->segment_size() << " bytes (chunks of " << node_->chunk_bytes()
@@ -271,8 +271,8 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes, b
     text << ", then " << to_string(choice.algorithm) << " between the " << layout_.nodes()
          << " node leaders";
   } else if (two_level() && kind == CollectiveKind::allreduce) {
-    text << ": binomial inside each node, then " << to_string(choice.algorithm)
-         << " between the " << layout_.nodes() << " node leaders";
+    text << ": binomial inside each node, then " << to_string(choice.algorithm) << " between the "
+         << layout_.nodes() << " node leaders";
   } else {
     text << ": " << to_string(choice.algorithm);
   }

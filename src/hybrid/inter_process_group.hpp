@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "src/engine/process_group.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/inter/inter.hpp"
-#include "src/engine/process_group.hpp"
 #include "src/node/node_group.hpp"
 #include "src/transport/channel.hpp"
 #include "src/transport/sub_channel.hpp"
@@ -22,9 +22,9 @@
 namespace hreduce::detail {
 
 struct ProcessLayout {
-  int process = 0;              // this process's index among the processes
-  std::vector<int> threads;     // members contributed by each process
-  std::vector<int> node_of;     // node index of each process (0-based, ordered)
+  int process = 0;           // this process's index among the processes
+  std::vector<int> threads;  // members contributed by each process
+  std::vector<int> node_of;  // node index of each process (0-based, ordered)
 
   int processes() const { return static_cast<int>(threads.size()); }
   int first_rank(int process) const;  // team rank of that process's member 0
@@ -108,8 +108,8 @@ class InterProcessGroup : public ProcessGroup {
   // first process only.
   Channel* leaders_of_nodes() { return leaders_channel_.get(); }
 
-  Workspace workspace;                       // leader only
-  std::vector<std::size_t> process_counts;   // reduce_scatter, leader only
+  Workspace workspace;                      // leader only
+  std::vector<std::size_t> process_counts;  // reduce_scatter, leader only
 
  private:
   void build_node_level();

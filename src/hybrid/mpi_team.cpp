@@ -43,8 +43,8 @@ std::vector<int> allgather(detail::Channel& channel, int value) {
 }
 
 int procs_per_node(const MpiTeamOptions& mpi) {
-  return static_cast<int>(detail::count_from_environment(
-      "make_mpi_team", "HREDUCE_PROCS_PER_NODE", "processes", mpi.procs_per_node));
+  return static_cast<int>(detail::count_from_environment("make_mpi_team", "HREDUCE_PROCS_PER_NODE",
+                                                         "processes", mpi.procs_per_node));
 }
 
 // Node index of every process: virtual nodes of k consecutive ranks, or the
@@ -58,7 +58,7 @@ std::vector<int> discover_nodes(detail::MpiChannel& channel, int k) {
   }
   MPI_Comm node_comm;
   detail::check_mpi(PMPI_Comm_split_type(channel.comm(), MPI_COMM_TYPE_SHARED, channel.rank(),
-                                        MPI_INFO_NULL, &node_comm),
+                                         MPI_INFO_NULL, &node_comm),
                     "MPI_Comm_split_type");
   MPI_Group node_group, world_group;
   PMPI_Comm_group(node_comm, &node_group);
@@ -76,7 +76,8 @@ std::vector<int> discover_nodes(detail::MpiChannel& channel, int k) {
     if (lowest_of[p] == p) leaders.push_back(p);
   }
   for (int p = 0; p < P; ++p) {
-    node_of[p] = static_cast<int>(std::find(leaders.begin(), leaders.end(), lowest_of[p]) - leaders.begin());
+    node_of[p] =
+        static_cast<int>(std::find(leaders.begin(), leaders.end(), lowest_of[p]) - leaders.begin());
   }
   return node_of;
 }

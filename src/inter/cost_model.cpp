@@ -16,8 +16,8 @@
 #include <string>
 
 #include "hreduce/error.hpp"
-#include "src/inter/inter.hpp"
 #include "src/common/enum_names.hpp"
+#include "src/inter/inter.hpp"
 
 namespace hreduce::detail {
 

@@ -32,8 +32,8 @@
 #include <string>
 #include <string_view>
 
-#include "hreduce/team.hpp"
 #include "hreduce/schedule.hpp"
+#include "hreduce/team.hpp"
 #include "src/engine/copy.hpp"
 #include "src/transport/channel.hpp"
 #include "src/transport/tags.hpp"

@@ -201,77 +201,44 @@ bool erase_native(int row, ErasedOp& out) {
     }
   };
   switch (row) {
-    case 0:
-      return use(op::max);
-    case 1:
-      return use(op::min);
-    case 2:
-      return use(op::sum);
-    case 3:
-      return use(op::prod);
-    case 4:
-      return use(op::land);
-    case 5:
-      return use(op::lor);
-    case 6:
-      return use(op::lxor);
-    case 7:
-      return use(op::band);
-    case 8:
-      return use(op::bor);
-    case 9:
-      return use(op::bxor);
-    case 10:
-      return use(op::maxloc);
-    default:
-      return use(op::minloc);
+    case 0: return use(op::max);
+    case 1: return use(op::min);
+    case 2: return use(op::sum);
+    case 3: return use(op::prod);
+    case 4: return use(op::land);
+    case 5: return use(op::lor);
+    case 6: return use(op::lxor);
+    case 7: return use(op::band);
+    case 8: return use(op::bor);
+    case 9: return use(op::bxor);
+    case 10: return use(op::maxloc);
+    default: return use(op::minloc);
   }
 }
 
 bool erase_native(Native native, int row, ErasedOp& out) {
   switch (native) {
-    case Native::none:
-      return false;
-    case Native::schar:
-      return erase_native<signed char>(row, out);
-    case Native::uchar:
-      return erase_native<unsigned char>(row, out);
-    case Native::shrt:
-      return erase_native<short>(row, out);
-    case Native::ushrt:
-      return erase_native<unsigned short>(row, out);
-    case Native::int_:
-      return erase_native<int>(row, out);
-    case Native::uint:
-      return erase_native<unsigned>(row, out);
-    case Native::long_:
-      return erase_native<long>(row, out);
-    case Native::ulong:
-      return erase_native<unsigned long>(row, out);
-    case Native::llong:
-      return erase_native<long long>(row, out);
-    case Native::ullong:
-      return erase_native<unsigned long long>(row, out);
-    case Native::flt:
-      return erase_native<float>(row, out);
-    case Native::dbl:
-      return erase_native<double>(row, out);
-    case Native::cflt:
-      return erase_native<std::complex<float>>(row, out);
-    case Native::cdbl:
-      return erase_native<std::complex<double>>(row, out);
-    case Native::float_int:
-      return erase_native<float_int>(row, out);
-    case Native::double_int:
-      return erase_native<double_int>(row, out);
-    case Native::long_int:
-      return erase_native<long_int>(row, out);
-    case Native::int_int:
-      return erase_native<int_int>(row, out);
-    case Native::short_int:
-      return erase_native<short_int>(row, out);
-    case Native::long_double_int:
-      return erase_native<long_double_int>(row, out);
+    case Native::none: return false;
+    case Native::schar: return erase_native<signed char>(row, out);
+    case Native::uchar: return erase_native<unsigned char>(row, out);
+    case Native::shrt: return erase_native<short>(row, out);
+    case Native::ushrt: return erase_native<unsigned short>(row, out);
+    case Native::int_: return erase_native<int>(row, out);
+    case Native::uint: return erase_native<unsigned>(row, out);
+    case Native::long_: return erase_native<long>(row, out);
+    case Native::ulong: return erase_native<unsigned long>(row, out);
+    case Native::llong: return erase_native<long long>(row, out);
+    case Native::ullong: return erase_native<unsigned long long>(row, out);
+    case Native::flt: return erase_native<float>(row, out);
+    case Native::dbl: return erase_native<double>(row, out);
+    case Native::cflt: return erase_native<std::complex<float>>(row, out);
+    case Native::cdbl: return erase_native<std::complex<double>>(row, out);
+    case Native::float_int: return erase_native<float_int>(row, out);
+    case Native::double_int: return erase_native<double_int>(row, out);
+    case Native::long_int: return erase_native<long_int>(row, out);
+    case Native::int_int: return erase_native<int_int>(row, out);
+    case Native::short_int: return erase_native<short_int>(row, out);
+    case Native::long_double_int: return erase_native<long_double_int>(row, out);
   }
   return false;
 }

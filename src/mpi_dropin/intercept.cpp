@@ -131,8 +131,8 @@ int serve_on(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
   if (problem != MPI_SUCCESS) {
     // Take part anyway, with arguments the team rejects, so that the
     // other processes learn it at once instead of waiting for us.
-    CallArgs refused(a.kind, nullptr, nullptr, 1, nullptr, SIZE_MAX, SIZE_MAX, 0,
-                     combiner.erased(), kDefaultCollectiveOptions);
+    CallArgs refused(a.kind, nullptr, nullptr, 1, nullptr, SIZE_MAX, SIZE_MAX, 0, combiner.erased(),
+                     kDefaultCollectiveOptions);
     refused.options = nullptr;
     try {
       execute_erased(team->member(0), refused);

@@ -18,7 +18,7 @@ struct CommState {
   unsigned long calls = 0;
   std::unique_ptr<Team> team;
   std::unique_ptr<LoneMemberPath> lone;  // destroyed before the team
-  std::string unserved;  // why this communicator goes to PMPI for good
+  std::string unserved;                  // why this communicator goes to PMPI for good
 };
 
 std::mutex registry_mutex;
@@ -82,9 +82,9 @@ const Settings& settings() {
     s.enabled = flag_from_environment("HREDUCE_MPI", true);
     s.verbose = flag_from_environment("HREDUCE_MPI_VERBOSE", false);
     try {
-      s.warmup = static_cast<unsigned long>(count_from_environment(
-          "libhreduce_mpi.so", "HREDUCE_MPI_WARMUP_CALLS", "calls",
-          static_cast<long long>(s.warmup)));
+      s.warmup = static_cast<unsigned long>(
+          count_from_environment("libhreduce_mpi.so", "HREDUCE_MPI_WARMUP_CALLS", "calls",
+                                 static_cast<long long>(s.warmup)));
     } catch (const Error& e) {
       // No exception may leave the library: say so, and go on.
       std::fprintf(stderr, "hreduce: %s; using %lu\n", e.what(), s.warmup);

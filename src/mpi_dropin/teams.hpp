@@ -44,7 +44,9 @@ Counters& counters();
 struct ServedTally {
   std::atomic<unsigned long> served{0};
   bool counted = false;  // in served_calls() (count_in)
-  void add() { served.store(served.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void add() {
+    served.store(served.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 };
 // Makes served_calls() include `tally`, a thread_local of the calling
 // thread, until that thread ends, and what it counted after. Once per thread.

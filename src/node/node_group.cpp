@@ -69,22 +69,16 @@ std::size_t NodeGroup::segment_bytes(int processes, std::size_t chunk_bytes) {
 NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_process,
                      std::size_t chunk_bytes, std::chrono::milliseconds timeout, bool crowded,
                      bool run_ahead)
-    : segment_(std::move(segment)),
-      rank_(rank),
-      size_(size),
-      first_process_(first_process),
+    : segment_(std::move(segment)), rank_(rank), size_(size), first_process_(first_process),
       chunk_(round_chunk(chunk_bytes)),
-      inline_bytes_(std::clamp(
-          kNodeInlineBudget / static_cast<std::size_t>(std::max(size - 1, 1)) / 64 * 64,
-          kNodeInlineFloor, kNodeInline)),
+      inline_bytes_(
+          std::clamp(kNodeInlineBudget / static_cast<std::size_t>(std::max(size - 1, 1)) / 64 * 64,
+                     kNodeInlineFloor, kNodeInline)),
       inline_reduce_bytes_(size == 2 ? kNodeInlineReduce : inline_bytes_),
-      buffers_(static_cast<std::uint64_t>(buffers(size, chunk_bytes))),
-      timeout_(timeout),
+      buffers_(static_cast<std::uint64_t>(buffers(size, chunk_bytes))), timeout_(timeout),
       spins_(crowded ? kSpinsShared : kSpinsAlone),
       keep_polling_(crowded ? std::chrono::microseconds(0) : std::chrono::microseconds(1000)),
-      run_ahead_(run_ahead && size > 1),
-      accumulator_(chunk_),
-      scratch_(chunk_) {
+      run_ahead_(run_ahead && size > 1), accumulator_(chunk_), scratch_(chunk_) {
   std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
   if (segment_.size() < segment_bytes(size, chunk_bytes)) {
     throw ArgumentError("node level: the segment has " + std::to_string(segment_.size()) +
@@ -150,7 +144,8 @@ void NodeGroup::wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uin
 bool NodeGroup::intact() const { return header().broken.load(std::memory_order_acquire) == 0; }
 
 void NodeGroup::check_broken() const {
-  if (header().broken.load(std::memory_order_acquire) != 0) [[unlikely]] throw_broken();
+  if (header().broken.load(std::memory_order_acquire) != 0) [[unlikely]]
+    throw_broken();
 }
 
 void NodeGroup::throw_broken() const {
@@ -293,7 +288,8 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   }
   everyone_announced_ = compared_ = op;
   std::string text;
-  if (!all_agree(s)) [[unlikely]] text = compare_announcements(info);
+  if (!all_agree(s)) [[unlikely]]
+    text = compare_announcements(info);
   area(rank_).compared.store(op, std::memory_order_relaxed);
   return text;
 }
@@ -445,8 +441,8 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
     direct.prefix_address = reinterpret_cast<std::uint64_t>(r.prefix);
     direct.total = r.out_hi == r.out_lo ? 0 : r.out_lo == 0 && r.out_hi == r.count ? 1 : 2;
   }
-  std::string failure = announce_and_agree(info, nullptr, 0, r.prefix != nullptr && r.inclusive,
-                                           &direct, false);
+  std::string failure =
+      announce_and_agree(info, nullptr, 0, r.prefix != nullptr && r.inclusive, &direct, false);
   if (!failure.empty() || r.count == 0) return failure;
   const SingleCopyPlan plan = single_copy_plan(r);
   return plan.way != SingleCopyPlan::Way::none ? reduce_single_copy(r, plan) : reduce_chunked(r);

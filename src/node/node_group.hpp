@@ -372,7 +372,7 @@ class NodeGroup {
   Deadline deadline_;
   std::uint64_t last_signature_[kNodeSlots];
   bool run_ahead_;
-  bool single_copy_ = false;  // settled by describe()
+  bool single_copy_ = false;    // settled by describe()
   bool light_publish_ = false;  // likewise
   // The last operation this process waited in and compared, and one that
   // every process is known to have announced.

@@ -88,8 +88,7 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
   // of 1 MiB 1.8-1.9x with 4/5 against 1.4-1.5x with 3/5.
   if (bytes < kNodeSplitFoldBytes) return {Way::cut, receiver == 0 ? r.count : 0};
   const int other = 1 - receiver;
-  const bool other_copies = d[other]->prefix_address != 0 &&
-                            area(other).slot[s].inclusive != 0 &&
+  const bool other_copies = d[other]->prefix_address != 0 && area(other).slot[s].inclusive != 0 &&
                             d[other]->prefix_address != d[other]->input_address;
   const std::size_t fifths = other_copies ? 4 : 3;
   // The other makes two system calls to the receiver's one: a fixed cost

@@ -23,9 +23,9 @@ namespace {
 
 // One stage: reduces every group to its leader; returns the leaders and the
 // number of steps the stage used.
-std::pair<std::vector<int>, int> reduce_groups(const std::map<std::vector<int>, std::vector<int>>& groups,
-                                               int root, int radix, int step_offset,
-                                               std::vector<Transfer>& out) {
+std::pair<std::vector<int>, int> reduce_groups(
+    const std::map<std::vector<int>, std::vector<int>>& groups, int root, int radix,
+    int step_offset, std::vector<Transfer>& out) {
   std::vector<int> leaders;
   int stage_steps = 0;
   for (const auto& [key, members] : groups) {  // members are in rank order

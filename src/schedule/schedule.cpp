@@ -55,8 +55,8 @@ std::string Schedule::describe() const {
   std::map<int, std::vector<const Transfer*>> by_step;
   for (const Transfer& t : transfers_) by_step[t.step].push_back(&t);
   std::ostringstream out;
-  out << (name_.empty() ? "schedule" : name_) << ": " << size_ << " members, root " << root_
-      << ", " << steps() << " steps\n";
+  out << (name_.empty() ? "schedule" : name_) << ": " << size_ << " members, root " << root_ << ", "
+      << steps() << " steps\n";
   for (auto& [step, list] : by_step) {
     std::sort(list.begin(), list.end(),
               [](const Transfer* a, const Transfer* b) { return a->sender < b->sender; });

@@ -17,7 +17,8 @@ namespace {
 
 void check_ranges(const Schedule& s) {
   if (s.root() < 0 || s.root() >= s.size()) {
-    reject(s, "root " + std::to_string(s.root()) + " is outside 0.." + std::to_string(s.size() - 1));
+    reject(s,
+           "root " + std::to_string(s.root()) + " is outside 0.." + std::to_string(s.size() - 1));
   }
   std::set<std::tuple<int, int, int>> seen;
   for (const Transfer& t : s.transfers()) {
@@ -37,7 +38,8 @@ void check_ranges(const Schedule& s) {
 std::vector<const Transfer*> check_successors(const Schedule& s) {
   std::vector<const Transfer*> successor(s.size(), nullptr);
   for (const Transfer& t : s.transfers()) {
-    if (t.sender == s.root()) reject(s, "root " + std::to_string(s.root()) + " sends in triple " + to_string(t));
+    if (t.sender == s.root())
+      reject(s, "root " + std::to_string(s.root()) + " sends in triple " + to_string(t));
     if (successor[t.sender] != nullptr) {
       reject(s, "member " + std::to_string(t.sender) + " has two successors: " +
                     to_string(*successor[t.sender]) + " and " + to_string(t));
@@ -80,8 +82,8 @@ void check_steps_increase(const Schedule& s, const std::vector<const Transfer*>&
   for (const Transfer& t : s.transfers()) {
     const Transfer* next = successor[t.receiver];
     if (next != nullptr && next->step <= t.step) {
-      reject(s, "steps do not increase along the path: " + to_string(t) + " then " +
-                    to_string(*next));
+      reject(s,
+             "steps do not increase along the path: " + to_string(t) + " then " + to_string(*next));
     }
   }
 }

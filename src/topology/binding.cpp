@@ -49,8 +49,7 @@ bool bind_current_thread(const Topology& topology, int pu_logical_index) {
   hwloc_bitmap_free(cpuset);
   if (rc != 0) {
     return refuse("binding to PU L#" + std::to_string(pu_logical_index) + " (P#" +
-                  std::to_string(os_index) + ") failed: " +
-                  std::generic_category().message(error));
+                  std::to_string(os_index) + ") failed: " + std::generic_category().message(error));
   }
   return true;
 }

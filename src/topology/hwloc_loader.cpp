@@ -112,8 +112,8 @@ Topology flatten(hwloc_topology_t topology, std::string source, bool is_this_sys
   std::vector<int> numa_os_indices;
   const int numa_total = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
   for (int i = 0; i < numa_total; ++i) {
-    numa_os_indices.push_back(os_index_of(
-        hwloc_get_obj_by_type(topology, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i))));
+    numa_os_indices.push_back(
+        os_index_of(hwloc_get_obj_by_type(topology, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i))));
   }
   return Topology(std::move(source), is_this_system, std::move(pus), std::move(numa_os_indices),
                   cache_bytes);

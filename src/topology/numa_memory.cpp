@@ -59,8 +59,7 @@ NumaBuffer::NumaBuffer(const Topology& topology, std::size_t bytes, int numa_log
 NumaBuffer::~NumaBuffer() { release(); }
 
 NumaBuffer::NumaBuffer(NumaBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
       placed_by_hwloc_(std::exchange(other.placed_by_hwloc_, false)) {}
 
 NumaBuffer& NumaBuffer::operator=(NumaBuffer&& other) noexcept {

@@ -39,8 +39,7 @@ std::vector<int> interleave(const std::vector<std::vector<int>>& parts) {
 }
 
 // `pus` are logical PU indices in logical order; returns them reordered.
-std::vector<int> scatter(const Topology& topology, const std::vector<int>& pus,
-                         std::size_t step) {
+std::vector<int> scatter(const Topology& topology, const std::vector<int>& pus, std::size_t step) {
   if (step == kSpreadLevels.size() || pus.size() <= 1) return pus;
   const Level level = kSpreadLevels[step];
   // Parts in order of first appearance; PUs outside any object of this

@@ -44,11 +44,8 @@ void check_pu(const Pu& pu, int position) {
 Topology::Topology(std::string source, bool is_this_system, std::vector<Pu> pus,
                    std::vector<int> numa_os_indices,
                    std::array<std::uint64_t, kLevelCount> cache_bytes)
-    : source_(std::move(source)),
-      is_this_system_(is_this_system),
-      pus_(std::move(pus)),
-      numa_os_indices_(std::move(numa_os_indices)),
-      cache_bytes_(cache_bytes) {
+    : source_(std::move(source)), is_this_system_(is_this_system), pus_(std::move(pus)),
+      numa_os_indices_(std::move(numa_os_indices)), cache_bytes_(cache_bytes) {
   if (pus_.empty()) throw ArgumentError("Topology \"" + source_ + "\": no PUs");
   for (int i = 0; i < pu_count(); ++i) {
     check_pu(pus_[i], i);

@@ -127,8 +127,8 @@ void MpiChannel::sendrecv(int to, const void* send_data, std::size_t send_bytes,
   const std::size_t receives = requests.size();
   if (to != MPI_PROC_NULL) {
     post_pieces(requests, send_bytes, [&](std::size_t done, int piece, MPI_Request* r) {
-      const int rc =
-          PMPI_Isend(static_cast<const char*>(send_data) + done, piece, MPI_BYTE, to, tag, comm_, r);
+      const int rc = PMPI_Isend(static_cast<const char*>(send_data) + done, piece, MPI_BYTE, to,
+                                tag, comm_, r);
       if (rc != MPI_SUCCESS) check_mpi(rc, transfer.text());
     });
   }

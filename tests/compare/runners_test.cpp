@@ -8,8 +8,8 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -93,7 +93,9 @@ bool same(MinLoc a, MinLoc b) { return same(a.value, b.value) && a.index == b.in
 
 std::string show(double v) { return std::to_string(v); }
 std::string show(std::int32_t v) { return std::to_string(v); }
-std::string show(MinLoc v) { return "{" + std::to_string(v.value) + ", " + std::to_string(v.index) + "}"; }
+std::string show(MinLoc v) {
+  return "{" + std::to_string(v.value) + ", " + std::to_string(v.index) + "}";
+}
 
 // prefix[m][i] = value(0, i) ∘ … ∘ value(m, i), folded in rank order.
 template <class T>
@@ -101,7 +103,8 @@ std::vector<std::vector<T>> rank_prefixes(int members, std::size_t n) {
   std::vector<std::vector<T>> prefix(members, std::vector<T>(n));
   for (std::size_t i = 0; i < n; ++i) prefix[0][i] = Element<T>::value(0, i);
   for (int m = 1; m < members; ++m) {
-    for (std::size_t i = 0; i < n; ++i) prefix[m][i] = own_combine(prefix[m - 1][i], Element<T>::value(m, i));
+    for (std::size_t i = 0; i < n; ++i)
+      prefix[m][i] = own_combine(prefix[m - 1][i], Element<T>::value(m, i));
   }
   return prefix;
 }
@@ -185,7 +188,8 @@ std::string check_against_oracle(const Problem<T>& p, const std::vector<std::vec
     const std::size_t out_count =
         p.collective == Collective::reduce_scatter_block ? p.count / p.members : p.count;
     if (p.out[m].size() != out_count) {
-      problem << "member " << m << " output has " << p.out[m].size() << " elements, want " << out_count;
+      problem << "member " << m << " output has " << p.out[m].size() << " elements, want "
+              << out_count;
       return problem.str();
     }
     for (std::size_t i = 0; i < out_count; ++i) {
@@ -207,7 +211,8 @@ std::string check_against_oracle(const Problem<T>& p, const std::vector<std::vec
         case Collective::reduce_scatter: break;  // not compared (kCollectives)
       }
       if (!same(got, want)) {
-        problem << "member " << m << " element " << i << ": got " << show(got) << ", want " << show(want);
+        problem << "member " << m << " element " << i << ": got " << show(got) << ", want "
+                << show(want);
         return problem.str();
       }
     }
@@ -251,7 +256,8 @@ bool inputs_free_of_sentinel(const Problem<T>& p) {
 
 // The checks above must notice what they are for: a wrong value, a missed
 // output, a stray write, a changed input.
-TEST_CASE("the test's own oracle checks notice wrong, missing and stray outputs", "[compare][oracle]") {
+TEST_CASE("the test's own oracle checks notice wrong, missing and stray outputs",
+          "[compare][oracle]") {
   const int members = 3;
   const std::size_t n = 7;
   const auto prefix = rank_prefixes<MinLoc>(members, n);
@@ -346,7 +352,8 @@ TEMPLATE_TEST_CASE("every runner gives the oracle's result, twice in a row", "[c
   CHECK(limit_checked == cases * 5);
 }
 
-TEST_CASE("openmp_reduction has reduce and allreduce only; the others have all", "[compare][runners]") {
+TEST_CASE("openmp_reduction has reduce and allreduce only; the others have all",
+          "[compare][runners]") {
   for (Collective c : kCollectives) {
     INFO(name_of(c));
     const bool array_section = c == Collective::reduce || c == Collective::allreduce;
@@ -360,7 +367,8 @@ TEST_CASE("openmp_reduction has reduce and allreduce only; the others have all",
   CHECK(name_of(Collective::reduce_scatter_block) == "reduce_scatter_block");
 }
 
-TEST_CASE("runners leave the calling thread's CPU affinity as it was", "[compare][runners][affinity]") {
+TEST_CASE("runners leave the calling thread's CPU affinity as it was",
+          "[compare][runners][affinity]") {
   cpu_set_t before;
   CPU_ZERO(&before);
   REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0);
@@ -416,12 +424,14 @@ std::size_t element_size(const std::string& type) {
 
 }  // namespace
 
-TEST_CASE("measure_case gives one filled record per implementation, hreduce first", "[compare][measure]") {
+TEST_CASE("measure_case gives one filled record per implementation, hreduce first",
+          "[compare][measure]") {
   const int members = GENERATE(2, 3);
   hreduce::Team team = make_team(members);
   const std::string type = GENERATE(as<std::string>{}, "double", "int32", "double_int");
-  const Collective c = GENERATE(Collective::reduce, Collective::allreduce,
-                                Collective::reduce_scatter_block, Collective::scan, Collective::exscan);
+  const Collective c =
+      GENERATE(Collective::reduce, Collective::allreduce, Collective::reduce_scatter_block,
+               Collective::scan, Collective::exscan);
   const std::size_t bytes = GENERATE(as<std::size_t>{}, 8, 1000);
   INFO(name_of(c) << " " << type << " " << bytes << " B, " << members << " members");
 

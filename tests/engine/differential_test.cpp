@@ -32,10 +32,12 @@ std::vector<std::size_t> sizes() {
 }  // namespace
 
 TEST_CASE("collectives match the sequential oracle", "[engine][conformance]") {
-  const TeamShape shape = GENERATE(
-      TeamShape{"synthetic 2x2x2x4x2, compact", "pack:2 numa:2 l3:2 core:4 pu:2", PlacementPolicy::compact},
-      TeamShape{"synthetic 2x2x2x4x2, scatter", "pack:2 numa:2 l3:2 core:4 pu:2", PlacementPolicy::scatter},
-      TeamShape{"this machine, compact", nullptr, PlacementPolicy::compact});
+  const TeamShape shape =
+      GENERATE(TeamShape{"synthetic 2x2x2x4x2, compact", "pack:2 numa:2 l3:2 core:4 pu:2",
+                         PlacementPolicy::compact},
+               TeamShape{"synthetic 2x2x2x4x2, scatter", "pack:2 numa:2 l3:2 core:4 pu:2",
+                         PlacementPolicy::scatter},
+               TeamShape{"this machine, compact", nullptr, PlacementPolicy::compact});
   // Non-monotonic order, so a size that only works after a larger one ran
   // (a pool sized by an earlier call) cannot hide.
   const int members = quick() ? GENERATE(3, 1, 16, 4) : GENERATE(3, 1, 16, 2, 7, 4, 8);
@@ -47,7 +49,8 @@ TEST_CASE("collectives match the sequential oracle", "[engine][conformance]") {
     for (std::size_t n : sizes()) {
       // The largest size runs a type-covering subset, to keep the suite fast.
       if (n > 1000 && fam.name.find("sum") == std::string::npos &&
-          fam.name.find("user") == std::string::npos && fam.name.find("minloc") == std::string::npos) {
+          fam.name.find("user") == std::string::npos &&
+          fam.name.find("minloc") == std::string::npos) {
         continue;
       }
       for (Collective c : all_collectives()) {
@@ -55,8 +58,8 @@ TEST_CASE("collectives match the sequential oracle", "[engine][conformance]") {
           const int root = members > 1 ? members - 2 : 0;
           const std::string problem = check_on_team(team, fam, c, n, in_place, root);
           if (!problem.empty()) {
-            FAIL_CHECK(fam.name << " " << name_of(c) << " n=" << n
-                                << (in_place ? " in place" : "") << ": " << problem);
+            FAIL_CHECK(fam.name << " " << name_of(c) << " n=" << n << (in_place ? " in place" : "")
+                                << ": " << problem);
           }
           ++checked;
         }
@@ -75,7 +78,8 @@ TEST_CASE("forced algorithms and tree shapes give the oracle's result", "[engine
   Team team(team_options);
   const auto double_sum = family<double>("double sum", op::sum, quarter);
   const auto affine = family<Affine>("affine", affine_op, [](int m, std::size_t i) {
-    return Affine{static_cast<std::uint64_t>(small(m, i, 100)) * 2 + 1, static_cast<std::uint64_t>(m)};
+    return Affine{static_cast<std::uint64_t>(small(m, i, 100)) * 2 + 1,
+                  static_cast<std::uint64_t>(m)};
   });
   for (Algorithm algorithm : {Algorithm::tree, Algorithm::sliced}) {
     for (TreeShape shape : {TreeShape::hierarchical, TreeShape::binomial, TreeShape::knomial,
@@ -89,8 +93,8 @@ TEST_CASE("forced algorithms and tree shapes give the oracle's result", "[engine
         for (Collective c : {Collective::reduce, Collective::allreduce}) {
           for (int root : {0, members - 1, members / 2}) {
             for (bool in_place : {false, true}) {
-              INFO(to_string(algorithm) << " " << to_string(shape) << " " << name_of(c) << " n=" << n
-                                        << " root=" << root << (in_place ? " in place" : ""));
+              INFO(to_string(algorithm) << " " << to_string(shape) << " " << name_of(c) << " n="
+                                        << n << " root=" << root << (in_place ? " in place" : ""));
               CHECK(check_on_team(team, double_sum, c, n, in_place, root, options).empty());
               CHECK(check_on_team(team, affine, c, n, in_place, root, options).empty());
             }

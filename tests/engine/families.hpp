@@ -21,13 +21,10 @@ struct Affine {
   friend bool operator==(const Affine&, const Affine&) = default;
 };
 
-inline Affine compose(const Affine& f, const Affine& g) {
-  return {f.a * g.a, f.b * g.a + g.b};
-}
+inline Affine compose(const Affine& f, const Affine& g) { return {f.a * g.a, f.b * g.a + g.b}; }
 
-inline const auto affine_op =
-    make_op<Affine>([](const Affine& f, const Affine& g) { return compose(f, g); },
-                    Commutativity::non_commutative);
+inline const auto affine_op = make_op<Affine>(
+    [](const Affine& f, const Affine& g) { return compose(f, g); }, Commutativity::non_commutative);
 
 // Same op in MPI_User_function form, for the vector-form path.
 inline const auto affine_vector_op = make_op<Affine>(
@@ -73,29 +70,37 @@ void for_each_family(Fn&& fn) {
   fn(family<std::int32_t>("int32 sum", op::sum, [](int m, std::size_t i) {
     return static_cast<std::int32_t>(small(m, i, 1000) * 2147483 + m);  // wraps
   }));
-  fn(family<std::int32_t>("int32 prod", op::prod,
-                          [](int m, std::size_t i) { return static_cast<std::int32_t>(small(m, i, 5) - 2); }));
-  fn(family<std::int32_t>("int32 max", op::max,
-                          [](int m, std::size_t i) { return static_cast<std::int32_t>(small(m, i, 101) - 50); }));
+  fn(family<std::int32_t>("int32 prod", op::prod, [](int m, std::size_t i) {
+    return static_cast<std::int32_t>(small(m, i, 5) - 2);
+  }));
+  fn(family<std::int32_t>("int32 max", op::max, [](int m, std::size_t i) {
+    return static_cast<std::int32_t>(small(m, i, 101) - 50);
+  }));
   fn(family<std::int32_t>("int32 band", op::band, [](int m, std::size_t i) {
     return static_cast<std::int32_t>(~(1u << (small(m, i, 32))));
   }));
-  fn(family<std::int32_t>("int32 lxor", op::lxor,
-                          [](int m, std::size_t i) { return static_cast<std::int32_t>(small(m, i, 3)); }));
+  fn(family<std::int32_t>("int32 lxor", op::lxor, [](int m, std::size_t i) {
+    return static_cast<std::int32_t>(small(m, i, 3));
+  }));
   fn(family<std::int64_t>("int64 sum", op::sum, [](int m, std::size_t i) {
     return static_cast<std::int64_t>(small(m, i, 1000)) * 9007199254740993LL;  // wraps
   }));
-  fn(family<std::int64_t>("int64 min", op::min,
-                          [](int m, std::size_t i) { return static_cast<std::int64_t>(small(m, i, 999)) - 400; }));
-  fn(family<std::uint8_t>("uint8 sum", op::sum,
-                          [](int m, std::size_t i) { return static_cast<std::uint8_t>(small(m, i, 256)); }));
+  fn(family<std::int64_t>("int64 min", op::min, [](int m, std::size_t i) {
+    return static_cast<std::int64_t>(small(m, i, 999)) - 400;
+  }));
+  fn(family<std::uint8_t>("uint8 sum", op::sum, [](int m, std::size_t i) {
+    return static_cast<std::uint8_t>(small(m, i, 256));
+  }));
   fn(family<std::uint8_t>("uint8 bor", op::bor, [](int m, std::size_t i) {
     return static_cast<std::uint8_t>(1u << small(m, i, 8));
   }));
-  fn(family<std::uint8_t>("uint8 land", op::land,
-                          [](int m, std::size_t i) { return static_cast<std::uint8_t>(small(m, i, 9)); }));
-  fn(family<float>("float sum", op::sum, [](int m, std::size_t i) { return static_cast<float>(quarter(m, i)); }));
-  fn(family<float>("float max", op::max, [](int m, std::size_t i) { return static_cast<float>(quarter(m, i)); }));
+  fn(family<std::uint8_t>("uint8 land", op::land, [](int m, std::size_t i) {
+    return static_cast<std::uint8_t>(small(m, i, 9));
+  }));
+  fn(family<float>("float sum", op::sum,
+                   [](int m, std::size_t i) { return static_cast<float>(quarter(m, i)); }));
+  fn(family<float>("float max", op::max,
+                   [](int m, std::size_t i) { return static_cast<float>(quarter(m, i)); }));
   fn(family<double>("double sum", op::sum, quarter));
   fn(family<double>("double prod", op::prod, unit_factor));
   fn(family<double>("double min", op::min, quarter));

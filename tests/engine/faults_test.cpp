@@ -372,7 +372,8 @@ TEST_CASE("bad arguments fail on every member before data moves", "[engine][nega
              Bad{"options.radix is 1", [](CollectiveOptions& o) { o.radix = 1; }},
              Bad{"options.algorithm is 7",
                  [](CollectiveOptions& o) { o.algorithm = static_cast<Algorithm>(7); }},
-             Bad{"options.tree is 9", [](CollectiveOptions& o) { o.tree = static_cast<TreeShape>(9); }},
+             Bad{"options.tree is 9",
+                 [](CollectiveOptions& o) { o.tree = static_cast<TreeShape>(9); }},
          }) {
       auto messages = errors_on(team, [&](Member& m) {
         std::vector<double> x(8, 1);
@@ -403,8 +404,8 @@ TEST_CASE("a team's default options out of range are refused when it is built",
 TEST_CASE("a member that never arrives times out the others", "[engine][negative]") {
   const bool from_environment = GENERATE(false, true);
   if (from_environment) ::setenv("HREDUCE_TIMEOUT_MS", "150", 1);
-  Team team = small_team(4, from_environment ? std::chrono::milliseconds(0)
-                                             : std::chrono::milliseconds(150));
+  Team team = small_team(
+      4, from_environment ? std::chrono::milliseconds(0) : std::chrono::milliseconds(150));
   ::unsetenv("HREDUCE_TIMEOUT_MS");
   check_usable(team);  // timeouts do not fire on a healthy team
   const auto start = std::chrono::steady_clock::now();
@@ -435,7 +436,8 @@ TEST_CASE("a member that never arrives times out the others", "[engine][negative
 TEST_CASE("malformed HREDUCE_TIMEOUT_MS and HREDUCE_SPIN_US are errors", "[engine][negative]") {
   ::setenv("HREDUCE_TIMEOUT_MS", "soon", 1);
   CHECK_THROWS_AS(small_team(2), ArgumentError);
-  CHECK_THROWS_WITH(small_team(2), Catch::Contains("HREDUCE_TIMEOUT_MS") && Catch::Contains("soon"));
+  CHECK_THROWS_WITH(small_team(2),
+                    Catch::Contains("HREDUCE_TIMEOUT_MS") && Catch::Contains("soon"));
   ::unsetenv("HREDUCE_TIMEOUT_MS");
   ::setenv("HREDUCE_SPIN_US", "-3", 1);
   CHECK_THROWS_WITH(small_team(2), Catch::Contains("HREDUCE_SPIN_US") && Catch::Contains("-3"));

@@ -18,8 +18,9 @@ inline const char* name_of(Collective c) { return to_string(c).data(); }
 
 inline const std::vector<Collective>& all_collectives() {
   static const std::vector<Collective> all = {
-      Collective::reduce, Collective::allreduce, Collective::reduce_scatter,
-      Collective::reduce_scatter_block, Collective::scan, Collective::exscan};
+      Collective::reduce,         Collective::allreduce,
+      Collective::reduce_scatter, Collective::reduce_scatter_block,
+      Collective::scan,           Collective::exscan};
   return all;
 }
 
@@ -33,7 +34,9 @@ inline bool quick() {
 inline std::vector<std::size_t> uneven_counts(int p, std::size_t n) {
   std::vector<std::size_t> counts(p);
   for (int r = 0; r < p; ++r) {
-    counts[r] = r % 3 == 1 ? 0 : n / static_cast<std::size_t>(p) + static_cast<std::size_t>(r % 2) * (n % 5);
+    counts[r] = r % 3 == 1
+                    ? 0
+                    : n / static_cast<std::size_t>(p) + static_cast<std::size_t>(r % 2) * (n % 5);
   }
   return counts;
 }

@@ -41,11 +41,16 @@ std::vector<T> oracle(Kind kind, const std::vector<std::vector<T>>& in, int r, i
   int first = 0, last = p;  // ranks folded
   std::size_t offset = 0;
   switch (kind) {
-    case Kind::reduce: if (r != root) return {}; break;
+    case Kind::reduce:
+      if (r != root) return {};
+      break;
     case Kind::allreduce: break;
     case Kind::reduce_scatter_block: offset = n * r; break;
     case Kind::scan: last = r + 1; break;
-    case Kind::exscan: if (r == 0) return {}; last = r; break;
+    case Kind::exscan:
+      if (r == 0) return {};
+      last = r;
+      break;
     case Kind::reduce_scatter: break;  // not in kKinds
   }
   std::vector<T> acc(in[first].begin() + offset, in[first].begin() + offset + n);
@@ -159,7 +164,10 @@ TEST_CASE("back-to-back small calls reuse the mailbox slots safely", "[engine][m
         case Kind::allreduce: break;
         case Kind::reduce_scatter_block: offset = n * r; break;
         case Kind::scan: last = r + 1; break;
-        case Kind::exscan: receives = r > 0; last = r; break;
+        case Kind::exscan:
+          receives = r > 0;
+          last = r;
+          break;
         case Kind::reduce_scatter: break;  // not in kKinds
       }
       for (std::size_t i = 0; i < n; ++i) {

@@ -1,7 +1,7 @@
 // Attach mode from an OpenMP parallel region. Not run under TSan: it does not
 // see libgomp's barriers and would report false races.
-#include <catch2/catch.hpp>
 #include <omp.h>
+#include <catch2/catch.hpp>
 
 #include "families.hpp"
 #include "harness.hpp"

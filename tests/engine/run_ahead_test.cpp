@@ -4,8 +4,8 @@
 // still folds, deliver every result the sequential oracle gives, and bring
 // every error to every member without a hang, even when the members that
 // would have seen it had already left.
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <random>
 #include <string>
@@ -237,8 +237,7 @@ TEST_CASE("disagreements that every member ran past are still caught", "[engine]
       INFO("member " << r << ": " << first[r].message);
       CHECK(first[r].call >= 0);
       CHECK(first[r].call <= detail::kRunAheadLimit);
-      CHECK_THAT(first[r].message, Catch::Contains("the root") &&
-                                       Catch::Contains("earlier call") &&
+      CHECK_THAT(first[r].message, Catch::Contains("the root") && Catch::Contains("earlier call") &&
                                        Catch::Contains("no longer usable"));
     }
     std::vector<std::string> after(2);

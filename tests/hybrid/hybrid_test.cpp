@@ -6,10 +6,10 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "tests/engine/families.hpp"
-#include "tests/engine/harness.hpp"
 #include "src/hybrid/lone_member.hpp"
 #include "src/node/asymmetric_fence.hpp"
+#include "tests/engine/families.hpp"
+#include "tests/engine/harness.hpp"
 #include "tests/support/error_class.hpp"
 #include "world.hpp"
 
@@ -135,7 +135,8 @@ TEST_CASE("each inter-process allreduce algorithm gives the same answer", "[hybr
       World world({2, 1, 1, 2, 1}, {0, 0, 1, 1, 2}, inter);
       const auto sum = family<double>("double sum", op::sum, quarter);
       const auto affine = family<Affine>("affine", affine_op, [](int m, std::size_t i) {
-        return Affine{static_cast<std::uint64_t>(small(m, i, 90)) * 2 + 1, static_cast<std::uint64_t>(m)};
+        return Affine{static_cast<std::uint64_t>(small(m, i, 90)) * 2 + 1,
+                      static_cast<std::uint64_t>(m)};
       });
       for (std::size_t n : {1, 100, 5000}) {
         INFO(to_string(algorithm) << (by_node ? " by node" : "") << " n=" << n);
@@ -161,7 +162,8 @@ std::vector<std::string> errors_in(World& world, Fn&& fn) {
   return messages;
 }
 
-void check_everyone(const std::vector<std::string>& messages, const std::vector<std::string>& parts) {
+void check_everyone(const std::vector<std::string>& messages,
+                    const std::vector<std::string>& parts) {
   for (std::size_t r = 0; r < messages.size(); ++r) {
     INFO("member " << r << ": " << messages[r]);
     REQUIRE_FALSE(messages[r].empty());
@@ -171,7 +173,8 @@ void check_everyone(const std::vector<std::string>& messages, const std::vector<
 
 void check_usable(World& world) {
   for (int k = 0; k < world.processes_count(); ++k) CHECK(world.team(k).usable());
-  const auto sum = family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 100); });
+  const auto sum =
+      family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 100); });
   CHECK(check_world(world, sum, Collective::allreduce, 10, false, 0).empty());
   CHECK(check_world(world, sum, Collective::scan, 10, false, 0).empty());
 }
@@ -268,8 +271,9 @@ TEST_CASE("processes that disagree are reported everywhere", "[hybrid][negative]
         m.allreduce(x.data(), out, 4, op::sum);
       }
     });
-    check_everyone(messages, {"process 0 failed", scan ? "scan: member 0: out is a null pointer"
-                                                       : "allreduce: member 0: out is a null pointer"});
+    check_everyone(messages,
+                   {"process 0 failed", scan ? "scan: member 0: out is a null pointer"
+                                             : "allreduce: member 0: out is a null pointer"});
   }
   check_usable(world);
 }
@@ -294,7 +298,8 @@ TEST_CASE("a process that ran ahead of a failed call learns it later; the team i
   // Three processes of one member on one node: in a small reduce onto
   // member 0, processes 1 and 2 only contribute and return at once.
   World world({1, 1, 1});
-  const auto sum = family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 100); });
+  const auto sum =
+      family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 100); });
   CHECK(check_world(world, sum, Collective::reduce, 10, false, 0).empty());
   std::vector<std::string> messages(3);
   world.run([&](Member& m) {
@@ -405,9 +410,7 @@ TEST_CASE("buffers from Team::allocate are read and written where they are", "[h
       const long* from = in_place ? out[r].data() : in[r].data();
       switch (c) {
         case Collective::allreduce: m.allreduce(from, out[r].data(), n, op::sum); break;
-        case Collective::reduce:
-          m.reduce(from, out[r].data(), n, op::sum, p - 1);
-          break;
+        case Collective::reduce: m.reduce(from, out[r].data(), n, op::sum, p - 1); break;
         case Collective::scan: m.scan(from, out[r].data(), n, op::sum); break;
         case Collective::exscan: m.exscan(from, out[r].data(), n, op::sum); break;
         default: m.reduce_scatter_block(from, out[r].data(), block, op::sum); break;
@@ -444,7 +447,8 @@ TEST_CASE("explain shows the node's processes, their members and the segment's p
   CHECK(before.find("no messages") != std::string::npos);
   // After a call that went through the staging chunks, their pages exist.
   std::vector<std::vector<double>> in(3, std::vector<double>(1 << 17, 1.0)), out = in;
-  world.run([&](Member& m) { m.allreduce(in[m.rank()].data(), out[m.rank()].data(), 1 << 17, op::sum); });
+  world.run(
+      [&](Member& m) { m.allreduce(in[m.rank()].data(), out[m.rank()].data(), 1 << 17, op::sum); });
   CHECK(out[2][12345] == 3.0);
   const std::string after = world.team(0).explain(Collective::allreduce, 1 << 20);
   INFO(after);
@@ -467,9 +471,8 @@ TEST_CASE("with and without the asymmetric fence, explain says which and results
   INFO(text);
   CHECK((text.find("published without a fence") != std::string::npos) == light);
   CHECK((text.find("published with a fence") != std::string::npos) == !light);
-  const auto sum = family<long>("long sum", op::sum, [](int m, std::size_t i) {
-    return static_cast<long>(m * 1000 + i);
-  });
+  const auto sum = family<long>(
+      "long sum", op::sum, [](int m, std::size_t i) { return static_cast<long>(m * 1000 + i); });
   for (std::size_t n : {std::size_t{1}, std::size_t{100}, std::size_t{5000}}) {
     for (Collective c : all_collectives()) {
       const std::string problem = check_world(world, sum, c, n, false, world.size() - 1);

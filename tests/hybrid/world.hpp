@@ -23,8 +23,7 @@ struct Layout {
 class World {
  public:
   // threads[k]: members of process k; node_of[k]: its node (empty: one node).
-  World(std::vector<int> threads, std::vector<int> node_of = {},
-        detail::InterOptions inter = {})
+  World(std::vector<int> threads, std::vector<int> node_of = {}, detail::InterOptions inter = {})
       : fabric_(static_cast<int>(threads.size())), teams_(threads.size()) {
     // Built at once, as processes would: the node level's segment is made
     // collectively by the processes of each node.

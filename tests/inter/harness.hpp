@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "hreduce/team.hpp"
 #include "hreduce/ops.hpp"
+#include "hreduce/team.hpp"
 #include "src/inter/inter.hpp"
 #include "src/transport/in_memory_channel.hpp"
 

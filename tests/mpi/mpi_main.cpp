@@ -2,8 +2,8 @@
 // around the session; the exit status is the worst over all ranks, so one
 // failing rank fails the test.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <mpi.h>
+#include <catch2/catch.hpp>
 
 int main(int argc, char** argv) {
   int provided = 0;

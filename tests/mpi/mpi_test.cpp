@@ -2,9 +2,9 @@
 // mpirun with HREDUCE_PROCS_PER_NODE set): every collective against the
 // sequential oracle over team ranks, against MPI's own collectives for
 // integer ops, bitwise agreement across processes, and the faults.
+#include <mpi.h>
 #include <catch2/catch.hpp>
 #include <memory>
-#include <mpi.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -50,7 +50,8 @@ bool everywhere(bool ok) {
 }
 
 template <class Fam>
-std::string check(Team& team, const Fam& fam, Collective c, std::size_t n, bool in_place, int root) {
+std::string check(Team& team, const Fam& fam, Collective c, std::size_t n, bool in_place,
+                  int root) {
   CollectiveCheck<Fam> check(fam, c, team.size(), n, in_place, root);
   team.run([&](Member& m) { check.run(m, CollectiveOptions{}); });
   const int first = team.member(0).rank();
@@ -78,7 +79,8 @@ TEST_CASE("MPI teams match the sequential oracle", "[mpi][conformance]") {
           const std::string problem = check(team, fam, c, n, in_place, root);
           if (!everywhere(problem.empty())) {
             FAIL_CHECK(fam.name << " " << name_of(c) << " n=" << n << (in_place ? " in place" : "")
-                                << ": " << (problem.empty() ? "fine here, wrong elsewhere" : problem));
+                                << ": "
+                                << (problem.empty() ? "fine here, wrong elsewhere" : problem));
           }
         }
       }
@@ -93,7 +95,9 @@ TEST_CASE("integer results equal MPI's own collectives", "[mpi]") {
   const int first = team.member(0).rank(), here = team.local_size();
   const std::size_t n = 257;
   auto input = [](int member, std::size_t i) {
-    return static_cast<long long>((member * 1000003LL + static_cast<long long>(i) * 7919) % 100000) - 50000;
+    return static_cast<long long>((member * 1000003LL + static_cast<long long>(i) * 7919) %
+                                  100000) -
+           50000;
   };
   // This process's contribution on a flat communicator of processes: its
   // members' inputs combined in rank order.
@@ -101,7 +105,8 @@ TEST_CASE("integer results equal MPI's own collectives", "[mpi]") {
   for (int t = 0; t < here; ++t) {
     for (std::size_t i = 0; i < n; ++i) mine[i] += input(first + t, i);
   }
-  std::vector<std::vector<long long>> in(here, std::vector<long long>(n)), all = in, pre = in, ex = in;
+  std::vector<std::vector<long long>> in(here, std::vector<long long>(n)), all = in, pre = in,
+                                                                           ex = in;
   for (int t = 0; t < here; ++t) {
     for (std::size_t i = 0; i < n; ++i) in[t][i] = input(first + t, i);
   }
@@ -112,9 +117,12 @@ TEST_CASE("integer results equal MPI's own collectives", "[mpi]") {
     m.exscan(in[t].data(), ex[t].data(), n, op::sum);
   });
   std::vector<long long> mpi_all(n), mpi_ex(n, 0), mpi_scan(n);
-  MPI_Allreduce(mine.data(), mpi_all.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Scan(mine.data(), mpi_scan.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Exscan(mine.data(), mpi_ex.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(mine.data(), mpi_all.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM,
+                MPI_COMM_WORLD);
+  MPI_Scan(mine.data(), mpi_scan.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM,
+           MPI_COMM_WORLD);
+  MPI_Exscan(mine.data(), mpi_ex.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM,
+             MPI_COMM_WORLD);
   if (me == 0) std::fill(mpi_ex.begin(), mpi_ex.end(), 0);
   bool ok = true;
   std::vector<long long> running = mpi_ex;  // lower processes, then this one's members
@@ -141,25 +149,28 @@ TEST_CASE("integer results equal MPI's own collectives", "[mpi]") {
   }
   std::size_t whole = 0;
   for (std::size_t c : counts) whole += c;
-  std::vector<std::vector<long long>> rs_in(here, std::vector<long long>(whole)), rs_out(here, std::vector<long long>(whole));
+  std::vector<std::vector<long long>> rs_in(here, std::vector<long long>(whole)),
+      rs_out(here, std::vector<long long>(whole));
   std::vector<long long> flat_in(whole, 0);
   for (int t = 0; t < here; ++t) {
     for (std::size_t i = 0; i < whole; ++i) flat_in[i] += (rs_in[t][i] = input(first + t, i));
   }
   team.run([&](Member& m) {
     const int t = m.rank() - first;
-    m.reduce_scatter(rs_in[t].data(), rs_out[t].data(), std::span<const std::size_t>(counts), op::sum);
+    m.reduce_scatter(rs_in[t].data(), rs_out[t].data(), std::span<const std::size_t>(counts),
+                     op::sum);
   });
   std::vector<long long> mpi_block(std::max(process_counts[me], 1));
-  MPI_Reduce_scatter(flat_in.data(), mpi_block.data(), process_counts.data(), MPI_LONG_LONG, MPI_SUM,
-                     MPI_COMM_WORLD);
+  MPI_Reduce_scatter(flat_in.data(), mpi_block.data(), process_counts.data(), MPI_LONG_LONG,
+                     MPI_SUM, MPI_COMM_WORLD);
   std::size_t at = 0;
   for (int t = 0; t < here; ++t) {
     for (std::size_t i = 0; i < counts[first + t]; ++i) ok &= rs_out[t][i] == mpi_block[at++];
   }
   // reduce to the last member equals MPI_Reduce to the last process.
   std::vector<long long> mpi_reduced(n), reduced(n, 0);
-  MPI_Reduce(mine.data(), mpi_reduced.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, P - 1, MPI_COMM_WORLD);
+  MPI_Reduce(mine.data(), mpi_reduced.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, P - 1,
+             MPI_COMM_WORLD);
   team.run([&](Member& m) {
     m.reduce(in[m.rank() - first].data(), reduced.data(), n, op::sum, m.size() - 1);
   });
@@ -167,7 +178,8 @@ TEST_CASE("integer results equal MPI's own collectives", "[mpi]") {
   CHECK(everywhere(ok));
 }
 
-TEST_CASE("allreduce of doubles is bitwise identical on every member of every process", "[mpi][determinism]") {
+TEST_CASE("allreduce of doubles is bitwise identical on every member of every process",
+          "[mpi][determinism]") {
   Team team = make_team(0);
   const int first = team.member(0).rank(), here = team.local_size();
   const std::size_t n = 20000;
@@ -179,7 +191,9 @@ TEST_CASE("allreduce of doubles is bitwise identical on every member of every pr
   }
   std::uint64_t first_hash = 0;
   for (int rep = 0; rep < 5; ++rep) {
-    team.run([&](Member& m) { m.allreduce(in[m.rank() - first].data(), out[m.rank() - first].data(), n, op::sum); });
+    team.run([&](Member& m) {
+      m.allreduce(in[m.rank() - first].data(), out[m.rank() - first].data(), n, op::sum);
+    });
     std::uint64_t hash = 1469598103934665603ull;
     for (int t = 0; t < here; ++t) {
       const auto* bytes = reinterpret_cast<const unsigned char*>(out[t].data());
@@ -230,20 +244,22 @@ TEST_CASE("faults reach every member of every process", "[mpi][negative]") {
   const int last = team.size() - 1;
   // A one-member team never applies the op, so nothing can throw there.
   CHECK(all_members_throw(team, "boom: saw 13", [&](Member& m) {
-    std::vector<int> in(4, 1), out(4);
-    if (m.rank() == last) in[1] = 13;
-    m.allreduce(in.data(), out.data(), 4, throwing_sum);
-  }) == (team.size() > 1));
+          std::vector<int> in(4, 1), out(4);
+          if (m.rank() == last) in[1] = 13;
+          m.allreduce(in.data(), out.data(), 4, throwing_sum);
+        }) == (team.size() > 1));
   CHECK(all_members_throw(team, "processes disagree", [&](Member& m) {
-    std::vector<double> in(9, 1), out(9);
-    m.allreduce(in.data(), out.data(), world_rank() == world_size() - 1 && world_size() > 1 ? 9 : 8, op::sum);
-  }) == (world_size() > 1));
+          std::vector<double> in(9, 1), out(9);
+          m.allreduce(in.data(), out.data(),
+                      world_rank() == world_size() - 1 && world_size() > 1 ? 9 : 8, op::sum);
+        }) == (world_size() > 1));
   CHECK(all_members_throw(team, "root", [&](Member& m) {
     double x = 1, y = 0;
     m.reduce(&x, &y, 1, op::sum, m.size());
   }));
   // Still usable afterwards.
-  const auto sum = family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 50); });
+  const auto sum =
+      family<long>("long sum", op::sum, [](int m, std::size_t i) { return small(m, i, 50); });
   CHECK(everywhere(check(team, sum, Collective::allreduce, 33, false, 0).empty()));
 }
 
@@ -312,7 +328,8 @@ TEST_CASE("a long allreduce runs pipelined and equals MPI_Allreduce", "[mpi]") {
   std::vector<std::vector<long long>> in(here, std::vector<long long>(n)), out = in;
   std::vector<long long> mine(n, 0), expected(n);
   for (int t = 0; t < here; ++t) {
-    for (std::size_t i = 0; i < n; ++i) mine[i] += (in[t][i] = static_cast<long long>((first + t) * 31 + i % 1000));
+    for (std::size_t i = 0; i < n; ++i)
+      mine[i] += (in[t][i] = static_cast<long long>((first + t) * 31 + i % 1000));
   }
   team.run([&](Member& m) {
     const int t = m.rank() - first;
@@ -323,7 +340,8 @@ TEST_CASE("a long allreduce runs pipelined and equals MPI_Allreduce", "[mpi]") {
       m.allreduce(out[t].data(), out[t].data(), n, op::sum);
     }
   });
-  MPI_Allreduce(mine.data(), expected.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(mine.data(), expected.data(), static_cast<int>(n), MPI_LONG_LONG, MPI_SUM,
+                MPI_COMM_WORLD);
   bool ok = true;
   for (const auto& o : out) ok &= o == expected;
   CHECK(everywhere(ok));

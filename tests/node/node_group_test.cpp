@@ -122,9 +122,9 @@ TEST_CASE("node reductions match a sequential loop over node ranks", "[node][con
   // Longs that fill an announcement: 16 KiB over the other processes,
   // within 512 B and 16 KiB, in whole lines.
   const std::size_t fill = P <= 2 ? 2048 : P == 3 ? 1024 : 512;
-  const std::size_t n = GENERATE_COPY(std::size_t{0}, std::size_t{1}, std::size_t{7},
-                                      std::size_t{64}, std::size_t{100}, fill, fill + 1,
-                                      std::size_t{5000});
+  const std::size_t n =
+      GENERATE_COPY(std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64},
+                    std::size_t{100}, fill, fill + 1, std::size_t{5000});
   const bool in_place = GENERATE(false, true);
   // Even ranks ask for inclusive prefixes, odd ones for exclusive: a team
   // mixes them when some processes hold one member and others more.
@@ -216,8 +216,8 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
   const bool in_place = GENERATE(false, true);
   const int receiver = GENERATE_COPY(0, P / 2, P - 1);
   const bool inclusive = GENERATE(false, true);
-  INFO(P << " processes, n = " << n << (in_place ? ", in place" : "") << ", receiver "
-         << receiver << (inclusive ? ", scan" : ", exscan"));
+  INFO(P << " processes, n = " << n << (in_place ? ", in place" : "") << ", receiver " << receiver
+         << (inclusive ? ", scan" : ", exscan"));
   const ErasedOp op = non_throwing_affine();
   auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
     if (g.inline_bytes(CollectiveKind::reduce) != (P == 2 ? 64 * 1024 : g.inline_bytes())) {
@@ -272,9 +272,9 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
   constexpr std::size_t kLong = 256 * 1024;
   const bool single = GENERATE(true, false);
   const int P = GENERATE(2, 3);
-  const std::size_t n = GENERATE(std::size_t{1024}, std::size_t{1025}, std::size_t{3071},
-                                 std::size_t{3072}, std::size_t{9001}, std::size_t{16383},
-                                 std::size_t{16384}, std::size_t{40001});
+  const std::size_t n =
+      GENERATE(std::size_t{1024}, std::size_t{1025}, std::size_t{3071}, std::size_t{3072},
+               std::size_t{9001}, std::size_t{16383}, std::size_t{16384}, std::size_t{40001});
   const CollectiveKind kind = GENERATE(CollectiveKind::reduce, CollectiveKind::allreduce,
                                        CollectiveKind::scan, CollectiveKind::exscan);
   const bool in_place = GENERATE(false, true);
@@ -330,8 +330,8 @@ TEST_CASE("parts of the total through the single copy give what the chunks give"
   constexpr std::size_t kLong = 256 * 1024;
   const bool single = GENERATE(true, false);
   const int P = GENERATE(2, 3);
-  const std::size_t n = GENERATE(std::size_t{1024}, std::size_t{1025}, std::size_t{9001},
-                                 std::size_t{40001});
+  const std::size_t n =
+      GENERATE(std::size_t{1024}, std::size_t{1025}, std::size_t{9001}, std::size_t{40001});
   enum Placement { apart, own_elements, at_start };
   const Placement placement = GENERATE(apart, own_elements, at_start);
   INFO(P << " processes, reduce_scatter of " << n << " Affine (16 B), output "
@@ -641,8 +641,8 @@ TEST_CASE("processes that all ran ahead of a disagreement learn it a few calls l
     }
   });
   for (const auto& s : said) {
-    CHECK_THAT(s, Catch::Contains("disagreed in an earlier call") &&
-                      Catch::Contains("no longer usable"));
+    CHECK_THAT(
+        s, Catch::Contains("disagreed in an earlier call") && Catch::Contains("no longer usable"));
   }
 }
 

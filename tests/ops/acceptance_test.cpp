@@ -127,8 +127,7 @@ static_assert(hreduce::op_name(op::lxor) == "lxor");
 static_assert(op::sum(std::int8_t{127}, std::int8_t{1}) == std::int8_t{-128});
 static_assert(op::prod(static_cast<unsigned short>(65535), static_cast<unsigned short>(65535)) ==
               1);
-static_assert(op::maxloc(hreduce::int_int{3, 7}, hreduce::int_int{3, 2}) ==
-              hreduce::int_int{3, 2});
+static_assert(op::maxloc(hreduce::int_int{3, 7}, hreduce::int_int{3, 2}) == hreduce::int_int{3, 2});
 
 static_assert(std::tuple_size_v<AllElementTypes> == 10 + 3 + 3 + 2 + 12);
 

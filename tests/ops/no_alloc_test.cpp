@@ -34,9 +34,10 @@ long allocations_during_combines(std::vector<T>& a, std::vector<T>& b, std::vect
 TEST_CASE("combine does not allocate", "[ops][combine][implementation]") {
   const std::size_t n = GENERATE(as<std::size_t>{}, 1, 511, 512, 513, 100003);
   std::vector<double> a(n, 1.0), b(n, 2.0), c(n);
-  const auto vector_op = hreduce::make_op<double>([](const double* in, double* inout, std::size_t len) {
-    for (std::size_t i = 0; i < len; ++i) inout[i] = in[i] - inout[i];
-  });
+  const auto vector_op =
+      hreduce::make_op<double>([](const double* in, double* inout, std::size_t len) {
+        for (std::size_t i = 0; i < len; ++i) inout[i] = in[i] - inout[i];
+      });
   const auto elementwise_op =
       hreduce::make_op<double>([](const double& x, const double& y) { return x - y; });
   CHECK(allocations_during_combines(a, b, c, vector_op) == 0);

@@ -49,8 +49,7 @@ const auto oracle_prod = [](auto x, auto y) {
   if constexpr (hreduce::is_integer_v<T>) {
     return static_cast<T>(bits(x) * bits(y));
   } else if constexpr (hreduce::is_complex_v<T>) {
-    return T(x.real() * y.real() - x.imag() * y.imag(),
-             x.real() * y.imag() + x.imag() * y.real());
+    return T(x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real());
   } else {
     return x * y;
   }
@@ -93,13 +92,13 @@ const auto oracle_minloc = [](auto x, auto y) {
   return x.value < y.value ? x : y;
 };
 
-const auto kOpsWithOracles = std::make_tuple(
-    std::pair{op::max, oracle_max}, std::pair{op::min, oracle_min},
-    std::pair{op::sum, oracle_sum}, std::pair{op::prod, oracle_prod},
-    std::pair{op::land, oracle_land}, std::pair{op::lor, oracle_lor},
-    std::pair{op::lxor, oracle_lxor}, std::pair{op::band, oracle_band},
-    std::pair{op::bor, oracle_bor}, std::pair{op::bxor, oracle_bxor},
-    std::pair{op::maxloc, oracle_maxloc}, std::pair{op::minloc, oracle_minloc});
+const auto kOpsWithOracles =
+    std::make_tuple(std::pair{op::max, oracle_max}, std::pair{op::min, oracle_min},
+                    std::pair{op::sum, oracle_sum}, std::pair{op::prod, oracle_prod},
+                    std::pair{op::land, oracle_land}, std::pair{op::lor, oracle_lor},
+                    std::pair{op::lxor, oracle_lxor}, std::pair{op::band, oracle_band},
+                    std::pair{op::bor, oracle_bor}, std::pair{op::bxor, oracle_bxor},
+                    std::pair{op::maxloc, oracle_maxloc}, std::pair{op::minloc, oracle_minloc});
 
 template <class T, class Op, class Oracle>
 void check_op_against_oracle(Op o, Oracle oracle, std::size_t n) {
@@ -156,10 +155,10 @@ TEMPLATE_LIST_TEST_CASE("every predefined op accepting T agrees with a plain loo
   // Rows per category (docs/spec.md): integers 10 ops (all but maxloc/minloc),
   // floating 4, complex 2, bool 3, std::byte 3, pairs 2.
   using T = TestType;
-  const int expected = hreduce::is_integer_v<T>        ? 10
-                       : hreduce::is_floating_v<T>     ? 4
-                       : hreduce::is_complex_v<T>      ? 2
-                       : hreduce::is_value_index_v<T>  ? 2
-                                                       : 3;
+  const int expected = hreduce::is_integer_v<T>       ? 10
+                       : hreduce::is_floating_v<T>    ? 4
+                       : hreduce::is_complex_v<T>     ? 2
+                       : hreduce::is_value_index_v<T> ? 2
+                                                      : 3;
   CHECK(ops_applied == expected);
 }

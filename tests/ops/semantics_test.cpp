@@ -52,12 +52,10 @@ TEST_CASE("integer sum wraps around modulo 2^bits", "[ops][sum][conformance]") {
   CHECK(op::sum(std::int16_t{-32768}, std::int16_t{-1}) == std::int16_t{32767});
   CHECK(combine_long(std::int16_t{-32768}, std::int16_t{-1}, op::sum) == std::int16_t{32767});
   CHECK(combine_long(lim_max<std::int32_t>, 1, op::sum) == lim_min<std::int32_t>);
-  CHECK(combine_long(lim_max<std::int64_t>, std::int64_t{1}, op::sum) ==
-        lim_min<std::int64_t>);
+  CHECK(combine_long(lim_max<std::int64_t>, std::int64_t{1}, op::sum) == lim_min<std::int64_t>);
   CHECK(combine_long(lim_max<long long>, 1LL, op::sum) == lim_min<long long>);
   CHECK(combine_long(lim_max<std::uint64_t>, std::uint64_t{1}, op::sum) == 0u);
-  CHECK(combine_long(lim_min<std::int64_t>, std::int64_t{-1}, op::sum) ==
-        lim_max<std::int64_t>);
+  CHECK(combine_long(lim_min<std::int64_t>, std::int64_t{-1}, op::sum) == lim_max<std::int64_t>);
   // Never saturating (some MPI builds clamp 8-bit sums to 127).
   CHECK(combine_long(std::int8_t{100}, std::int8_t{100}, op::sum) == std::int8_t{-56});
 }
@@ -72,16 +70,15 @@ TEST_CASE("integer prod wraps around modulo 2^bits", "[ops][prod][conformance]")
   CHECK(combine_long(std::int16_t{-32768}, std::int16_t{-32768}, op::prod) == std::int16_t{0});
   CHECK(combine_long(65536, 65536, op::prod) == 0);
   CHECK(combine_long(lim_min<std::int32_t>, -1, op::prod) == lim_min<std::int32_t>);
-  CHECK(combine_long(lim_min<std::int64_t>, std::int64_t{-1}, op::prod) ==
-        lim_min<std::int64_t>);
+  CHECK(combine_long(lim_min<std::int64_t>, std::int64_t{-1}, op::prod) == lim_min<std::int64_t>);
   CHECK(combine_long(lim_max<std::uint64_t>, lim_max<std::uint64_t>, op::prod) == 1u);
   CHECK(combine_long(std::int64_t{1} << 32, std::int64_t{1} << 32, op::prod) == 0);
 }
 
 // Documented behaviour (ops.hpp): NaN in either operand gives NaN; infinities
 // order normally; -0.0 and +0.0 are equal and either may come back.
-TEMPLATE_TEST_CASE("floating max/min propagate NaN and order infinities", "[ops][max][min]",
-                   float, double, long double) {
+TEMPLATE_TEST_CASE("floating max/min propagate NaN and order infinities", "[ops][max][min]", float,
+                   double, long double) {
   using T = TestType;
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const T inf = std::numeric_limits<T>::infinity();
@@ -114,8 +111,8 @@ TEMPLATE_TEST_CASE("floating max/min propagate NaN and order infinities", "[ops]
   }
 }
 
-TEMPLATE_TEST_CASE("NaN lanes propagate through a long max/min combine", "[ops][max][min]",
-                   float, double, long double) {
+TEMPLATE_TEST_CASE("NaN lanes propagate through a long max/min combine", "[ops][max][min]", float,
+                   double, long double) {
   using T = TestType;
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const std::size_t n = GENERATE(as<std::size_t>{}, 1, 7, 100, 1000);
@@ -192,9 +189,9 @@ TEST_CASE("bitwise ops on std::byte and unsigned char", "[ops][bitwise]") {
 }
 
 TEMPLATE_TEST_CASE("maxloc/minloc: larger/smaller value wins, ties go to the lowest index",
-                   "[ops][maxloc][minloc][conformance]", hreduce::double_int,
-                   hreduce::float_int64, hreduce::int_int, hreduce::long_double_int,
-                   hreduce::short_int64, hreduce::long_int) {
+                   "[ops][maxloc][minloc][conformance]", hreduce::double_int, hreduce::float_int64,
+                   hreduce::int_int, hreduce::long_double_int, hreduce::short_int64,
+                   hreduce::long_int) {
   using T = TestType;
   using V = typename T::value_type;
   using I = typename T::index_type;
@@ -273,6 +270,7 @@ TEST_CASE("global minimum with rank*LEN+pos encoding", "[ops][minloc][conformanc
   std::vector<hreduce::double_int64> negated(local);
   for (auto& p : negated) p.value = -p.value;
   std::vector<hreduce::double_int64> acc(1, negated[kRanks - 1]);
-  for (int r = kRanks - 2; r >= 0; --r) hreduce::reduce_local(&negated[r], acc.data(), 1, op::maxloc);
+  for (int r = kRanks - 2; r >= 0; --r)
+    hreduce::reduce_local(&negated[r], acc.data(), 1, op::maxloc);
   CHECK(acc[0] == hreduce::double_int64{1.5, 2 * kLen + 900});
 }

@@ -14,24 +14,23 @@
 
 namespace hreduce_test {
 
-using IntegerTypes =
-    std::tuple<signed char, unsigned char, short, unsigned short, int, unsigned, long,
-               unsigned long, long long, unsigned long long>;
+using IntegerTypes = std::tuple<signed char, unsigned char, short, unsigned short, int, unsigned,
+                                long, unsigned long, long long, unsigned long long>;
 using FloatingTypes = std::tuple<float, double, long double>;
 using ComplexTypes =
     std::tuple<std::complex<float>, std::complex<double>, std::complex<long double>>;
 using PairTypes =
     std::tuple<hreduce::float_int, hreduce::double_int, hreduce::long_double_int,
-               hreduce::short_int, hreduce::int_int, hreduce::long_int,
-               hreduce::float_int64, hreduce::double_int64, hreduce::long_double_int64,
-               hreduce::short_int64, hreduce::int_int64, hreduce::long_int64>;
+               hreduce::short_int, hreduce::int_int, hreduce::long_int, hreduce::float_int64,
+               hreduce::double_int64, hreduce::long_double_int64, hreduce::short_int64,
+               hreduce::int_int64, hreduce::long_int64>;
 
 template <class... Tuples>
 using concat_t = decltype(std::tuple_cat(std::declval<Tuples>()...));
 
 // Every type at least one predefined op accepts.
-using AllElementTypes = concat_t<IntegerTypes, FloatingTypes, ComplexTypes,
-                                 std::tuple<bool, std::byte>, PairTypes>;
+using AllElementTypes =
+    concat_t<IntegerTypes, FloatingTypes, ComplexTypes, std::tuple<bool, std::byte>, PairTypes>;
 
 // A heap array of T with value semantics. std::vector<bool> cannot stand in:
 // it packs bits and has no data().

@@ -41,9 +41,9 @@ std::vector<Mat2> random_mats(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-const auto mat_elementwise = hreduce::make_op<Mat2>(
-    [](const Mat2& a, const Mat2& b) { return mul(a, b); }, Commutativity::non_commutative,
-    Mat2{1, 0, 0, 1});
+const auto mat_elementwise =
+    hreduce::make_op<Mat2>([](const Mat2& a, const Mat2& b) { return mul(a, b); },
+                           Commutativity::non_commutative, Mat2{1, 0, 0, 1});
 
 const auto mat_vector = hreduce::make_op<Mat2>(
     [](const Mat2* in, Mat2* inout, std::size_t len) {
@@ -122,7 +122,8 @@ TEST_CASE("rank-ordered folds agree bit for bit for a non-commutative op",
 
   auto fold = [&](const auto& op) {
     std::vector<Mat2> left = x[0];
-    for (int r = 1; r < kMembers; ++r) hreduce::combine(left.data(), x[r].data(), left.data(), n, op);
+    for (int r = 1; r < kMembers; ++r)
+      hreduce::combine(left.data(), x[r].data(), left.data(), n, op);
     std::vector<Mat2> right = x[kMembers - 1];
     for (int r = kMembers - 2; r >= 0; --r) hreduce::reduce_local(x[r].data(), right.data(), n, op);
     CHECK(first_mismatch(left, expected) == kNoMismatch);
@@ -194,9 +195,11 @@ TEST_CASE("complex product user op agrees with std::complex multiplication",
     // Right to left through reduce_local (out == b), left to right through
     // combine accumulating on the left (out == a, the vector form's chunked path).
     std::vector<Cx> right = x[kMembers - 1];
-    for (int r = kMembers - 2; r >= 0; --r) hreduce::reduce_local(x[r].data(), right.data(), n, elementwise);
+    for (int r = kMembers - 2; r >= 0; --r)
+      hreduce::reduce_local(x[r].data(), right.data(), n, elementwise);
     std::vector<Cx> left = x[0];
-    for (int r = 1; r < kMembers; ++r) hreduce::combine(left.data(), x[r].data(), left.data(), n, vector);
+    for (int r = 1; r < kMembers; ++r)
+      hreduce::combine(left.data(), x[r].data(), left.data(), n, vector);
     for (std::size_t i = 0; i < n; ++i) {
       INFO("i = " << i);
       // Rounding differs from the left-to-right std::complex product.
@@ -229,9 +232,8 @@ TEST_CASE("user op accessors", "[ops][user][interface]") {
   CHECK(mat_elementwise(e, p) == p);
   CHECK(mat_elementwise(p, e) == p);
 
-  const auto with_int_identity =
-      hreduce::make_op<int>([](const int& a, const int& b) { return a + b; },
-                            Commutativity::commutative, 0);
+  const auto with_int_identity = hreduce::make_op<int>(
+      [](const int& a, const int& b) { return a + b; }, Commutativity::commutative, 0);
   CHECK(with_int_identity.identity() == std::optional<int>(0));
 }
 

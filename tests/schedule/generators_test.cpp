@@ -124,6 +124,5 @@ TEST_CASE("simulator reports a schedule that would hang", "[schedule][negative]"
   auto add = [](const long* a, const long* b, long* out, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
   };
-  CHECK_THROWS_WITH(hreduce::detail::simulate(s, inputs, add),
-                    Catch::Contains("sent 1 elements"));
+  CHECK_THROWS_WITH(hreduce::detail::simulate(s, inputs, add), Catch::Contains("sent 1 elements"));
 }

@@ -58,9 +58,9 @@ long sum_oracle(int p) {
 }  // namespace
 
 TEST_CASE("hierarchical trees on synthetic topologies", "[schedule][topology]") {
-  const std::string description = GENERATE(as<std::string>{}, "pack:1 core:4 pu:2",
-                                           "pack:2 numa:2 core:4 pu:1", "numa:8 core:8 pu:1",
-                                           "pack:2 numa:2 l3:2 core:4 pu:2");
+  const std::string description =
+      GENERATE(as<std::string>{}, "pack:1 core:4 pu:2", "pack:2 numa:2 core:4 pu:1",
+               "numa:8 core:8 pu:1", "pack:2 numa:2 l3:2 core:4 pu:2");
   const Topology topo = Topology::synthetic(description);
   const PlacementPolicy policy = GENERATE(PlacementPolicy::compact, PlacementPolicy::scatter);
   const int radix = GENERATE(2, 4);
@@ -98,8 +98,7 @@ TEST_CASE("hierarchical tree follows the levels given", "[schedule][topology]") 
   // 2 packages × 2 NUMA × 2 cores × 2 PUs; levels {numa, core}, compact.
   const Topology topo = Topology::synthetic("pack:2 numa:2 core:2 pu:2");
   const auto placement = hreduce::place(topo, 16, PlacementPolicy::compact);
-  const Schedule s =
-      hreduce::schedules::hierarchical(topo, placement, {Level::numa, Level::core});
+  const Schedule s = hreduce::schedules::hierarchical(topo, placement, {Level::numa, Level::core});
   // Stage core: the two PUs of each core; stage numa: cores of a NUMA node;
   // last stage: the four NUMA leaders 0, 4, 8, 12 along a binomial tree.
   CHECK(s.describe() ==

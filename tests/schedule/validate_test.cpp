@@ -68,9 +68,9 @@ TEST_CASE("validate rejects each kind of invalid set, naming it", "[schedule][ne
                Catch::Contains("root 0 sends in triple <0,2,1>"));
   }
   SECTION("cycle") {
-    CHECK_THAT(rejection(Schedule(4, 0, {{1, 1, 0}, {2, 1, 3}, {3, 2, 2}})),
-               Catch::Contains("cycle") && Catch::Contains("<2,1,3>") &&
-                   Catch::Contains("<3,2,2>"));
+    CHECK_THAT(
+        rejection(Schedule(4, 0, {{1, 1, 0}, {2, 1, 3}, {3, 2, 2}})),
+        Catch::Contains("cycle") && Catch::Contains("<2,1,3>") && Catch::Contains("<3,2,2>"));
   }
   SECTION("steps not increasing along a path") {
     CHECK_THAT(rejection(Schedule(3, 0, {{2, 2, 1}, {1, 2, 0}})),
@@ -87,9 +87,7 @@ TEST_CASE("validate rejects each kind of invalid set, naming it", "[schedule][ne
     CHECK_THAT(rejection(Schedule(4, 0, {{2, 1, 0}, {3, 1, 1}, {1, 2, 0}}), false),
                Catch::Contains("not rank-contiguous"));
   }
-  SECTION("size below one") {
-    CHECK_THROWS_AS(Schedule(0, 0, {}), hreduce::Error);
-  }
+  SECTION("size below one") { CHECK_THROWS_AS(Schedule(0, 0, {}), hreduce::Error); }
 }
 
 TEST_CASE("incoming lists predecessors in executor combine order", "[schedule]") {
@@ -108,6 +106,5 @@ TEST_CASE("describe and to_dot show every triple", "[schedule]") {
   CHECK(s.describe() == "example: 3 members, root 0, 2 steps\n  step 1: 1->0\n  step 2: 2->0\n");
   const std::string dot = s.to_dot();
   CHECK_THAT(dot, Catch::Contains("m1 -> m0 [label=\"1\"]") &&
-                      Catch::Contains("m2 -> m0 [label=\"2\"]") &&
-                      Catch::Contains("doublecircle"));
+                      Catch::Contains("m2 -> m0 [label=\"2\"]") && Catch::Contains("doublecircle"));
 }

@@ -12,10 +12,18 @@ using hreduce::Level;
 
 TEST_CASE("parse_level accepts every documented name and alias", "[levels]") {
   const auto [name, level] = GENERATE(table<const char*, Level>({
-      {"machine", Level::machine}, {"package", Level::package}, {"pack", Level::package},
-      {"socket", Level::package},  {"numa", Level::numa},       {"l3", Level::l3},
-      {"l2", Level::l2},           {"l1", Level::l1},           {"core", Level::core},
-      {"pu", Level::pu},           {"L3", Level::l3},           {"NUMA", Level::numa},
+      {"machine", Level::machine},
+      {"package", Level::package},
+      {"pack", Level::package},
+      {"socket", Level::package},
+      {"numa", Level::numa},
+      {"l3", Level::l3},
+      {"l2", Level::l2},
+      {"l1", Level::l1},
+      {"core", Level::core},
+      {"pu", Level::pu},
+      {"L3", Level::l3},
+      {"NUMA", Level::numa},
   }));
   CAPTURE(name);
   CHECK(hreduce::parse_level(name) == level);

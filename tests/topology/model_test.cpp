@@ -27,10 +27,10 @@ Pu make_pu(int index, int os_index, int package, int numa, int l3, int core) {
 // cache, as on some heterogeneous parts). NUMA OS indices are deliberately
 // not 0..n-1.
 Topology irregular() {
-  return Topology("irregular", false,
-                  {make_pu(0, 10, 0, 0, 0, 0), make_pu(1, 11, 0, 0, 0, 1),
-                   make_pu(2, 12, 0, 1, -1, 2)},
-                  {5, 7}, {});
+  return Topology(
+      "irregular", false,
+      {make_pu(0, 10, 0, 0, 0, 0), make_pu(1, 11, 0, 0, 0, 1), make_pu(2, 12, 0, 1, -1, 2)}, {5, 7},
+      {});
 }
 
 }  // namespace

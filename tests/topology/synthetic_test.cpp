@@ -72,9 +72,9 @@ TEST_CASE("numa:8 core:8 pu:1 has NUMA nodes but no packages", "[synthetic]") {
 TEST_CASE("caches: pack:2 l3:1 l2:4 l1:1 core:1 pu:2", "[synthetic]") {
   // The same shape with and without explicit sizes; hwloc invents sizes for
   // the first, so only the second pins them down.
-  const std::string description = GENERATE(
-      std::string("pack:2 l3:1 l2:4 l1:1 core:1 pu:2"),
-      std::string("pack:2 l3:1(size=32MiB) l2:4(size=1MiB) l1:1(size=48KiB) core:1 pu:2"));
+  const std::string description =
+      GENERATE(std::string("pack:2 l3:1 l2:4 l1:1 core:1 pu:2"),
+               std::string("pack:2 l3:1(size=32MiB) l2:4(size=1MiB) l1:1(size=48KiB) core:1 pu:2"));
   CAPTURE(description);
   const auto t = Topology::synthetic(description);
   REQUIRE(t.pu_count() == 16);

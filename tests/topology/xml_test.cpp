@@ -22,9 +22,7 @@ std::string temp_path(const std::string& name) {
   return (base / name).string();
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 // Two packages, each with its own NUMA node and one two-thread core. NUMA
 // node L#0 is OS node 2 and L#1 is OS node 1; core 0's threads are OS CPUs
@@ -88,8 +86,8 @@ TEST_CASE("an lstopo export matches the synthetic topology it came from", "[xml]
                std::string("pack:2 l3:1 l2:4 l1:1 core:1 pu:2"));
   CAPTURE(description);
   const std::string path = temp_path("round_trip.xml");
-  const std::string command = "lstopo-no-graphics --input '" + description + "' --of xml --force '" +
-                              path + "' 2>/dev/null";
+  const std::string command = "lstopo-no-graphics --input '" + description +
+                              "' --of xml --force '" + path + "' 2>/dev/null";
   REQUIRE(std::system(command.c_str()) == 0);
 
   const auto from_xml = Topology::from_xml(path);

@@ -43,8 +43,7 @@ static_assert(kind_of(Collective::reduce) == CollectiveKind::reduce &&
               kind_of(Collective::exscan) == CollectiveKind::exscan);
 
 // out[i] = a[i] ∘ b[i] on raw memory, for one (T, Op) pair.
-using CombineFn = void (*)(const void* a, const void* b, void* out, std::size_t n,
-                           const void* op);
+using CombineFn = void (*)(const void* a, const void* b, void* out, std::size_t n, const void* op);
 
 struct ErasedOp {
   CombineFn combine = nullptr;
@@ -72,8 +71,14 @@ void combine_erased(const void* a, const void* b, void* out, std::size_t n, cons
 template <class T, class Op>
 ErasedOp erase_op(const Op& op) {
   check_op<Op, T>();
-  return {&combine_erased<T, Op>, &op,          sizeof(T),          is_commutative(op),
-          &typeid(T),             &typeid(Op), op_name(op).data(), !is_predefined_op_v<Op>};
+  return {&combine_erased<T, Op>,
+          &op,
+          sizeof(T),
+          is_commutative(op),
+          &typeid(T),
+          &typeid(Op),
+          op_name(op).data(),
+          !is_predefined_op_v<Op>};
 }
 
 inline constexpr CollectiveOptions kDefaultCollectiveOptions{};

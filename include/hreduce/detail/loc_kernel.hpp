@@ -25,9 +25,9 @@ namespace hreduce::detail {
 
 #if defined(__AVX2__)
 template <class T, class Op>
-inline constexpr bool has_loc_kernel_v =
-    std::is_same_v<T, ValueIndex<double, int>> &&
-    (std::is_same_v<Op, op::minloc_t> || std::is_same_v<Op, op::maxloc_t>);
+inline constexpr bool has_loc_kernel_v = std::is_same_v<T, ValueIndex<double, int>> &&
+                                         (std::is_same_v<Op, op::minloc_t> ||
+                                          std::is_same_v<Op, op::maxloc_t>);
 
 // Lanes of a register: [value_0, index_0 + padding, value_1, index_1 + padding].
 template <class Op>
