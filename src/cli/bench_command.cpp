@@ -18,7 +18,7 @@
 #include "src/cli/bench.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/mpi_session.hpp"
-#include "src/engine/names.hpp"
+#include "src/common/names.hpp"
 
 namespace hreduce::cli {
 namespace {

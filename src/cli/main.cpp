@@ -5,7 +5,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/cli/commands.hpp"
-#include "src/engine/environment.hpp"
+#include "src/common/environment.hpp"
 
 namespace {
 
@@ -68,7 +68,7 @@ topo options:
 }  // namespace
 
 // The usage, then every environment variable hreduce reads (one table:
-// src/engine/environment.hpp).
+// src/common/environment.hpp).
 void print_usage(std::ostream& out) {
   out << kUsage << "\nenvironment (overrides the options in code):\n";
   for (const hreduce::detail::EnvironmentVariable& v : hreduce::detail::kEnvironment) {

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "src/common/copy.hpp"
 #include "src/compare/runner.hpp"
 #include "src/compare/timing.hpp"
-#include "src/engine/copy.hpp"
 
 namespace hreduce::detail::compare {
 namespace {

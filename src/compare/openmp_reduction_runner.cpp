@@ -11,9 +11,9 @@
 
 #include <algorithm>
 
+#include "src/common/copy.hpp"
 #include "src/compare/runner.hpp"
 #include "src/compare/timing.hpp"
-#include "src/engine/copy.hpp"
 
 namespace hreduce::detail::compare {
 namespace {

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "src/common/copy.hpp"
 #include "src/compare/problem.hpp"
-#include "src/engine/copy.hpp"
 
 namespace hreduce::detail::compare {
 

@@ -19,25 +19,16 @@
 #include <sstream>
 
 #include "hreduce/error.hpp"
+#include "src/common/copy.hpp"
+#include "src/common/failure.hpp"
+#include "src/common/hash.hpp"
 #include "src/engine/collectives.hpp"
-#include "src/engine/copy.hpp"
 #include "src/engine/exact_sum.hpp"
-#include "src/engine/failure.hpp"
-#include "src/engine/hash.hpp"
 #include "src/engine/mailbox.hpp"
-#include "src/engine/names.hpp"
 #include "src/engine/process_group.hpp"
 #include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {
-
-const char* to_string(CollectiveKind kind) {
-  if (kind == CollectiveKind::barrier) return "barrier";
-  if (kind == kCopyFromRoot) return "copy_from_root";
-  if (kind == kCombineFromRoot) return "combine_from_root";
-  if (kind == kPipelinedAllreduce) return "allreduce";
-  return enum_name(kCollectiveNames, collective_of(kind));
-}
 
 namespace {
 

@@ -11,9 +11,9 @@
 // Every member works on its own output in parallel, then all wait for each
 // other: the root's buffer may be the application's and must outlive every
 // reader.
+#include "src/common/copy.hpp"
+#include "src/common/exception_text.hpp"
 #include "src/engine/collectives.hpp"
-#include "src/engine/copy.hpp"
-#include "src/engine/exception_text.hpp"
 #include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {

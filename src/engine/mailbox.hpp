@@ -31,8 +31,8 @@
 // saving and restoring registers, a tenth of a one-member call.
 #pragma once
 
+#include "src/common/copy.hpp"
 #include "src/engine/collectives.hpp"
-#include "src/engine/copy.hpp"
 
 namespace hreduce::detail {
 

@@ -14,10 +14,10 @@
 // process reduces and sends in turn.
 #include <algorithm>
 
+#include "src/common/copy.hpp"
+#include "src/common/exception_text.hpp"
+#include "src/common/fold.hpp"
 #include "src/engine/collectives.hpp"
-#include "src/engine/copy.hpp"
-#include "src/engine/exception_text.hpp"
-#include "src/engine/fold.hpp"
 #include "src/engine/process_step.hpp"
 
 namespace hreduce::detail {

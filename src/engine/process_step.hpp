@@ -9,17 +9,9 @@
 #include <cstdint>
 
 #include "hreduce/team.hpp"
+#include "src/common/collective_kind.hpp"
 
 namespace hreduce::detail {
-
-// The internal steps travel in Call::kind as values past the user's
-// collectives (the public enum lists only those).
-// out[0, count) = root.in[offset, offset + count)
-inline constexpr CollectiveKind kCopyFromRoot = static_cast<CollectiveKind>(64);
-// out = root.in ∘ out, or a copy when copy_only
-inline constexpr CollectiveKind kCombineFromRoot = static_cast<CollectiveKind>(65);
-// chunked local reduce → on_chunk → copy, overlapped
-inline constexpr CollectiveKind kPipelinedAllreduce = static_cast<CollectiveKind>(66);
 
 // Steps in which members legitimately pass different counts (each takes
 // its own piece of the root's buffer).

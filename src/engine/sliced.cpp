@@ -37,10 +37,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "src/common/copy.hpp"
+#include "src/common/exception_text.hpp"
+#include "src/common/fold.hpp"
 #include "src/engine/collectives.hpp"
-#include "src/engine/copy.hpp"
-#include "src/engine/exception_text.hpp"
-#include "src/engine/fold.hpp"
 
 namespace hreduce::detail {
 namespace {

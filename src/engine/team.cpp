@@ -5,8 +5,8 @@
 #include <memory>
 #include <optional>
 
+#include "src/common/names.hpp"
 #include "src/engine/collectives.hpp"
-#include "src/engine/names.hpp"
 #include "src/engine/process_group.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/engine/workers.hpp"

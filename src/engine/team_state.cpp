@@ -8,7 +8,7 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/schedule.hpp"
-#include "src/engine/environment.hpp"
+#include "src/common/environment.hpp"
 #include "src/engine/process_group.hpp"
 
 namespace hreduce::detail {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "hreduce/team.hpp"
+#include "src/common/wait.hpp"
 #include "src/engine/process_step.hpp"
-#include "src/engine/wait.hpp"
 #include "src/topology/numa_memory.hpp"
 
 namespace hreduce::detail {

@@ -19,9 +19,9 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/schedule.hpp"
+#include "src/common/copy.hpp"
+#include "src/common/exception_text.hpp"
 #include "src/engine/collectives.hpp"
-#include "src/engine/copy.hpp"
-#include "src/engine/exception_text.hpp"
 
 namespace hreduce::detail {
 namespace {

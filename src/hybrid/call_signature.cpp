@@ -2,7 +2,7 @@
 
 #include <typeinfo>
 
-#include "src/engine/hash.hpp"
+#include "src/common/hash.hpp"
 
 namespace hreduce::detail {
 namespace {

@@ -36,9 +36,9 @@
 #include <string>
 
 #include "hreduce/error.hpp"
+#include "src/common/exception_text.hpp"
+#include "src/common/failure.hpp"
 #include "src/engine/collectives.hpp"
-#include "src/engine/exception_text.hpp"
-#include "src/engine/failure.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/hybrid/call_signature.hpp"

@@ -6,7 +6,7 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/topology.hpp"
-#include "src/engine/failure.hpp"
+#include "src/common/failure.hpp"
 #include "src/topology/numa_memory.hpp"
 
 namespace hreduce::detail {

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "src/engine/failure.hpp"
+#include "src/common/failure.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/hybrid/call_signature.hpp"
 #include "src/hybrid/inter_process_group.hpp"

@@ -7,7 +7,7 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/mpi.hpp"
-#include "src/engine/environment.hpp"
+#include "src/common/environment.hpp"
 #include "src/hybrid/inter_process_group.hpp"
 #include "src/hybrid/mpi_team.hpp"
 #include "src/transport/mpi_channel.hpp"

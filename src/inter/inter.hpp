@@ -34,7 +34,7 @@
 
 #include "hreduce/schedule.hpp"
 #include "hreduce/team.hpp"
-#include "src/engine/copy.hpp"
+#include "src/common/copy.hpp"
 #include "src/transport/channel.hpp"
 #include "src/transport/tags.hpp"
 #include "src/transport/workspace.hpp"

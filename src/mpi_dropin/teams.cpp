@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "hreduce/error.hpp"
-#include "src/engine/environment.hpp"
+#include "src/common/environment.hpp"
 #include "src/hybrid/mpi_team.hpp"
 
 namespace hreduce::detail::mpi_dropin {

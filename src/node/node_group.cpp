@@ -8,12 +8,12 @@
 #include <new>
 
 #include "hreduce/error.hpp"
-#include "src/engine/copy.hpp"
-#include "src/engine/environment.hpp"
-#include "src/engine/exception_text.hpp"
-#include "src/engine/failure.hpp"
-#include "src/engine/fold.hpp"
-#include "src/engine/hash.hpp"
+#include "src/common/copy.hpp"
+#include "src/common/environment.hpp"
+#include "src/common/exception_text.hpp"
+#include "src/common/failure.hpp"
+#include "src/common/fold.hpp"
+#include "src/common/hash.hpp"
 #include "src/node/asymmetric_fence.hpp"
 #include "src/node/cross_memory.hpp"
 #include "src/node/node_areas.hpp"

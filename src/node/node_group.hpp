@@ -87,8 +87,8 @@
 #include <string>
 #include <vector>
 
-#include "src/engine/process_step.hpp"
-#include "src/engine/wait.hpp"
+#include "hreduce/team.hpp"
+#include "src/common/wait.hpp"
 #include "src/node/segment.hpp"
 #include "src/transport/channel.hpp"
 

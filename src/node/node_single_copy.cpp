@@ -10,9 +10,9 @@
 #include <cstring>
 #include <string>
 
-#include "src/engine/copy.hpp"
-#include "src/engine/exception_text.hpp"
-#include "src/engine/failure.hpp"
+#include "src/common/copy.hpp"
+#include "src/common/exception_text.hpp"
+#include "src/common/failure.hpp"
 #include "src/node/cross_memory.hpp"
 #include "src/node/node_areas.hpp"
 #include "src/node/node_group.hpp"

@@ -28,7 +28,7 @@
 #include <string>
 #include <thread>
 
-#include "src/engine/wait.hpp"
+#include "src/common/wait.hpp"
 #include "src/node/asymmetric_fence.hpp"
 
 namespace hreduce::detail {

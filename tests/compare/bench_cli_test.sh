@@ -283,7 +283,7 @@ for command in "bench --help" "topo --help" "bench -h" "help"; do
 done
 
 # Every HREDUCE_ variable the sources read is in the table --help prints
-# (src/engine/environment.hpp; reading one outside it throws).
+# (src/common/environment.hpp; reading one outside it throws).
 "${hreduce}" help >"${tmp}/usage.out" 2>&1
 for variable in HREDUCE_TIMEOUT_MS HREDUCE_SPIN_US HREDUCE_PROCS_PER_NODE HREDUCE_MPI \
   HREDUCE_MPI_VERBOSE HREDUCE_MPI_WARMUP_CALLS HREDUCE_NODE_SINGLE_COPY \
@@ -322,7 +322,7 @@ expect_error "'foo'" --implementations foo
 expect_error "--implementations" --implementations hreduce,foo
 expect_error "'float'" --types float
 expect_error "'bogus'" --collectives bogus
-# The choices come from the enums' name tables (src/engine/names.hpp,
+# The choices come from the enums' name tables (src/common/names.hpp,
 # src/topology/names.hpp).
 expect_error "--algorithm wants automatic, tree or sliced, got 'bogus'" --algorithm bogus
 expect_error "--tree wants hierarchical, binomial, knomial, binary, flat or chain, got 'bogus'" \

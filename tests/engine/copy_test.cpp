@@ -1,11 +1,11 @@
-// The engine's bulk copy (src/engine/copy.hpp) against a byte loop: every
+// The engine's bulk copy (src/common/copy.hpp) against a byte loop: every
 // length up to a few blocks, every misalignment of source and destination,
 // and not one byte written outside the destination.
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <vector>
 
-#include "src/engine/copy.hpp"
+#include "src/common/copy.hpp"
 
 TEST_CASE("copy_bytes copies exactly the given bytes", "[engine][copy]") {
   constexpr std::size_t kGuard = 80;

@@ -1,4 +1,4 @@
-// How a member waits (src/engine/wait.hpp): with keep_polling it outlasts a
+// How a member waits (src/common/wait.hpp): with keep_polling it outlasts a
 // short wait without sleeping (a sleeping member's CPU goes idle, and waking
 // it costs more than the wait); without, it soon sleeps in the kernel and is
 // woken by the publisher.
@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "src/engine/wait.hpp"
+#include "src/common/wait.hpp"
 
 using namespace hreduce::detail;
 using namespace std::chrono_literals;

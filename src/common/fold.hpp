@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
-#include "hreduce/detail/call.hpp"
-#include "src/engine/copy.hpp"
+#include "hreduce/team.hpp"
+#include "src/common/copy.hpp"
 
 namespace hreduce::detail {
 
