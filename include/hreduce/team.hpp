@@ -54,13 +54,8 @@ class MemberState;
 class Workers;
 class ProcessGroup;
 void execute(MemberState& member, const CallArgs& call);
-// Runs an already erased call on `member` (the MPI drop-in library, whose
-// element types are only known at run time); a null `call.options` means
-// the team's defaults.
-void execute_erased(Member& member, CallArgs call);
-// The engine's state of `member` (the drop-in's lean path for small calls,
-// src/hybrid/lone_member.hpp).
-MemberState& state_of(Member& member);
+// What of a Member the MPI drop-in reaches (src/engine/member_access.hpp).
+struct MemberAccess;
 // Builds a team spanning several processes (src/engine/team.cpp; used by
 // make_mpi_team and the tests' in-memory process worlds).
 Team team_over_processes(TeamOptions options, std::unique_ptr<ProcessGroup> group);
@@ -231,8 +226,7 @@ class Member {
 
  private:
   friend class Team;
-  friend void detail::execute_erased(Member& member, detail::CallArgs call);
-  friend detail::MemberState& detail::state_of(Member& member);
+  friend struct detail::MemberAccess;
   explicit Member(detail::MemberState* state) : state_(state) {}
 
   const CollectiveOptions& default_options() const;

@@ -7,6 +7,7 @@
 
 #include "src/common/names.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/member_access.hpp"
 #include "src/engine/process_group.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/engine/workers.hpp"
@@ -22,11 +23,11 @@ const CollectiveOptions& Member::default_options() const {
 }
 
 void detail::execute_erased(Member& member, CallArgs call) {
-  if (call.options == nullptr) call.options = &member.default_options();
-  execute(*member.state_, call);
+  if (call.options == nullptr) call.options = &MemberAccess::default_options(member);
+  execute(MemberAccess::state(member), call);
 }
 
-detail::MemberState& detail::state_of(Member& member) { return *member.state_; }
+detail::MemberState& detail::state_of(Member& member) { return MemberAccess::state(member); }
 
 void Member::barrier() {
   detail::Call call;

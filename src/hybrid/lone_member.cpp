@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "src/common/failure.hpp"
+#include "src/engine/member_access.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/hybrid/call_signature.hpp"
 #include "src/hybrid/inter_process_group.hpp"

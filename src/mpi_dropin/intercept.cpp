@@ -17,6 +17,7 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/team.hpp"
+#include "src/engine/member_access.hpp"
 #include "src/mpi_dropin/datatypes.hpp"
 #include "src/mpi_dropin/serve.hpp"
 #include "src/mpi_dropin/teams.hpp"
