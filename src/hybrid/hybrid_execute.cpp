@@ -210,6 +210,7 @@ class HybridCall {
     step_ = ProcessStep{};
     step_.relayed_failure = problem();
     step_.reported_as = &call_.kind;
+    step_.asked_level = step_of(call_).asked_level;
     Call c = call_;
     c.kind = kind;
     c.step = &step_;
