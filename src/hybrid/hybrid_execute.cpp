@@ -1170,7 +1170,15 @@ class HybridCall {
 }  // namespace
 
 void InterProcessGroup::execute(MemberState& me, const Call& call) {
-  HybridCall(*this, me, call).run();
+  try {
+    HybridCall(*this, me, call).run();
+  } catch (const UnusableTeamError& e) {
+    // Whatever told this process (its own wait, its node, its leader or
+    // another node's, relayed as text), the team broke here too: usable()
+    // says so from now on, on every process and whatever its role.
+    me.team.break_team(e.what());
+    throw;
+  }
 }
 
 }  // namespace hreduce::detail
