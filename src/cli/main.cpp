@@ -30,6 +30,9 @@ machine options (bench, topo):
 bench options:
   --max-bytes B      largest vector per member (default 64 MiB); sizes go 8 B, ×step, ...
   --step K           size factor between rows (default 8)
+  --sizes L          instead of --max-bytes/--step: these bytes per member, comma-
+                     separated (e.g. 8,100,4096,1000000; rounded down to whole
+                     elements, at least one)
   --min-time-ms T    timed samples per row, all implementations together (default 200)
   --implementations L  hreduce first, then any of openmp_reduction, openmp_sliced,
                      tbb, limit (default: all)
