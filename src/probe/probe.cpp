@@ -40,7 +40,11 @@ CoreToCore core_to_core(const Topology& topology, const ProbeSettings& settings,
   out.all_pairs = topology.pu_count() <= settings.all_pairs_limit;
   const auto pairs = probe_pairs(topology, settings.all_pairs_limit, settings.sampled_pairs);
   const double budget = settings.quick ? 0.5 : 8.0;
-  const double each = std::clamp(budget / std::max<std::size_t>(pairs.size(), 1), 0.01, 0.3);
+  // A floor per pair: with many pairs each still gets blocks long enough
+  // for a median, and the run takes longer than the budget instead.
+  const double shortest = settings.quick ? 0.002 : 0.01;
+  const double each = std::clamp(
+      budget / static_cast<double>(std::max<std::size_t>(pairs.size(), 1)), shortest, 0.3);
   std::map<Relation, std::vector<double>> by_relation;
   for (const auto& [a, b] : pairs) {
     progress("round trip PU " + std::to_string(a) + " <-> " + std::to_string(b));
