@@ -2,7 +2,9 @@
 // one cache line takes to travel between two cores.
 //
 //  - round trip: two pinned threads bounce a counter; half of it is what a
-//    member pays at least to learn that another has arrived;
+//    member pays at least to learn that another has arrived (the same
+//    measurement as `hreduce probe`'s, src/probe/round_trip.cpp: the median
+//    over blocks);
 //  - exchange: both threads publish a value and a counter, then wait for
 //    the other's (what a 2-member mailbox call does, without the rest of
 //    the call), with the value in the counter's cache line or in the next;
@@ -22,10 +24,10 @@
 #include <thread>
 #include <vector>
 
-namespace {
+#include "hreduce/topology.hpp"
+#include "src/probe/measurements.hpp"
 
-alignas(128) std::atomic<long> ping{0};
-alignas(128) std::atomic<long> pong{0};
+namespace {
 
 // One slot per thread and call parity, like the engine's announcements.
 struct alignas(128) Slot {
@@ -40,30 +42,6 @@ void pin(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
-double round_trip_seconds(int a, int b, long trips) {
-  ping = 0;
-  pong = 0;
-  std::thread other([&] {
-    pin(b);
-    for (long i = 1; i <= trips; ++i) {
-      while (ping.load(std::memory_order_acquire) < i) {
-      }
-      pong.store(i, std::memory_order_release);
-    }
-  });
-  pin(a);
-  const auto start = std::chrono::steady_clock::now();
-  for (long i = 1; i <= trips; ++i) {
-    ping.store(i, std::memory_order_release);
-    while (pong.load(std::memory_order_acquire) < i) {
-    }
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  other.join();
-  return seconds;
 }
 
 double exchange_seconds(int a, int b, long calls, bool same_line) {
@@ -128,14 +106,25 @@ std::vector<double> wake_up_microseconds(int a, int b, int wakes) {
   return took;
 }
 
+// The topology's logical index of the PU the OS numbers `cpu`.
+int logical_pu(const hreduce::Topology& topology, int cpu) {
+  for (const hreduce::Pu& pu : topology.pus()) {
+    if (pu.os_index == cpu) return pu.logical_index;
+  }
+  std::fprintf(stderr, "core_to_core: this machine has no CPU %d\n", cpu);
+  std::exit(2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int a = argc > 2 ? std::atoi(argv[1]) : 0;
   const int b = argc > 2 ? std::atoi(argv[2]) : 1;
+  const hreduce::Topology topology = hreduce::Topology::discover();
+  const int pu_a = logical_pu(topology, a), pu_b = logical_pu(topology, b);
   constexpr long kTrips = 1'000'000;
   for (int run = 0; run < 3; ++run) {
-    const double trip = round_trip_seconds(a, b, kTrips) / kTrips * 1e9;
+    const double trip = hreduce::detail::probe::round_trip_seconds(topology, pu_a, pu_b, 0.5) * 1e9;
     const double near = exchange_seconds(a, b, kTrips, true) / kTrips * 1e9;
     const double far = exchange_seconds(a, b, kTrips, false) / kTrips * 1e9;
     std::printf(

@@ -17,6 +17,9 @@ namespace hreduce::cli {
 // Vector sizes per member: 8 B, ×step, ... up to max_bytes, and max_bytes
 // itself when the steps miss it.
 std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step);
+// --sizes: bytes per member, comma-separated plain integers >= 1, sorted,
+// each once. Throws ArgumentError quoting a bad entry.
+std::vector<std::size_t> explicit_sizes(const std::string& list);
 
 // --collectives (default: all), for both faces; throws Error naming a bad one.
 std::vector<detail::compare::Collective> chosen_collectives(const Args& args);

@@ -85,6 +85,29 @@ std::vector<Reproducibility> chosen_levels(const Args& args) {
   return levels;
 }
 
+std::vector<std::size_t> explicit_sizes(const std::string& list) {
+  std::vector<std::size_t> sizes;
+  std::stringstream entries(list);
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    std::size_t used = 0;
+    unsigned long long bytes = 0;
+    try {
+      bytes = std::stoull(entry, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (entry.empty() || used != entry.size() || bytes == 0 || entry[0] == '-') {
+      throw ArgumentError("hreduce bench: --sizes wants byte counts >= 1, comma-separated, got '" +
+                          entry + "' in '" + list + "'");
+    }
+    sizes.push_back(static_cast<std::size_t>(bytes));
+  }
+  if (sizes.empty()) throw ArgumentError("hreduce bench: --sizes is empty");
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
 std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step) {
   std::vector<std::size_t> sizes;
   for (std::size_t bytes = 8; bytes <= max_bytes; bytes *= step) sizes.push_back(bytes);
@@ -97,7 +120,7 @@ int bench_command(const std::vector<std::string>& argv) {
   valued.insert({"--max-bytes", "--min-time-ms", "--step", "--algorithm", "--tree",
                  "--tree-max-bytes", "--chunk-bytes", "--json", "--plot", "--implementations",
                  "--collectives", "--types", "--settle-us", "--node-chunk-bytes",
-                 "--reproducibility"});
+                 "--reproducibility", "--sizes"});
   const Args args("hreduce bench", argv,
                   {"--mpi", "--no-shared-memory", "--zero-copy", "--no-run-ahead"}, valued);
   if (args.has("--mpi")) {
@@ -108,6 +131,10 @@ int bench_command(const std::vector<std::string>& argv) {
                    " needs --mpi");
   }
   chosen_levels(args);  // a bad level fails before MPI starts and the team is built
+  if (args.has("--sizes")) {
+    reject_options(args, {"--max-bytes", "--step"}, " does not go with --sizes");
+    explicit_sizes(*args.get("--sizes"));  // as early as a bad level
+  }
   const MpiSession mpi(args.has("--mpi"));
   const MachineChoice choice = choose_machine("hreduce bench", args);
   const std::size_t max_bytes = static_cast<std::size_t>(args.get_int("--max-bytes", 64 << 20, 8));
@@ -134,7 +161,8 @@ int bench_command(const std::vector<std::string>& argv) {
         team.topology().count(Level::numa), team.topology().count(Level::core),
         team.topology().pu_count());
   }
-  const std::vector<std::size_t> sizes = bench_sizes(max_bytes, step);
+  const std::vector<std::size_t> sizes =
+      args.has("--sizes") ? explicit_sizes(*args.get("--sizes")) : bench_sizes(max_bytes, step);
   if (mpi.active) return run_mpi_bench(team, args, sizes, min_seconds);
   return run_comparison(team, args, sizes, min_seconds);
 }

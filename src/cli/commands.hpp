@@ -8,5 +8,6 @@ namespace hreduce::cli {
 
 int topo_command(const std::vector<std::string>& argv);
 int bench_command(const std::vector<std::string>& argv);
+int probe_command(const std::vector<std::string>& argv);
 
 }  // namespace hreduce::cli

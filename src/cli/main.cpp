@@ -16,6 +16,8 @@ commands:
           this machine (every collective, checked against a sequential oracle);
           with --mpi, compare it with MPI's own collectives over MPI processes
   topo    print the machine, the members' placement and the reduction tree
+  probe   measure this machine (core-to-core, memory, fold, across processes,
+          MPI with --mpi) and write its description (docs/machine.md)
   help    this text
 
 machine options (bench, topo):
@@ -28,6 +30,9 @@ machine options (bench, topo):
 bench options:
   --max-bytes B      largest vector per member (default 64 MiB); sizes go 8 B, ×step, ...
   --step K           size factor between rows (default 8)
+  --sizes L          instead of --max-bytes/--step: these bytes per member, comma-
+                     separated (e.g. 8,100,4096,1000000; rounded down to whole
+                     elements, at least one)
   --min-time-ms T    timed samples per row, all implementations together (default 200)
   --implementations L  hreduce first, then any of openmp_reduction, openmp_sliced,
                      tbb, limit (default: all)
@@ -60,6 +65,11 @@ bench options:
   --chunk-bytes B    sliced algorithm's chunk (default 16384)
 topo options:
   --dot              print the reduction tree as Graphviz DOT
+probe options:
+  --json FILE        write the machine description (schema hreduce-machine/1)
+  --plot FILE.svg    latency and bandwidth matrices as heatmaps
+  --quick            a few seconds instead of about a minute (smaller samples)
+  --mpi              under mpirun: MPI point-to-point latency and bandwidth too
   --mpi              under mpirun: a team over MPI_COMM_WORLD (--members threads per
                      process, default 1); prints the node's processes, the PUs of
                      their members, and where the node segment's pages sit
@@ -83,13 +93,15 @@ int main(int argc, char** argv) {
     // `hreduce bench --help` and `hreduce topo --help`: the one usage text
     // has every command's options.
     for (const std::string& arg : args) {
-      if ((command == "bench" || command == "topo") && (arg == "--help" || arg == "-h")) {
+      if ((command == "bench" || command == "topo" || command == "probe") &&
+          (arg == "--help" || arg == "-h")) {
         print_usage(std::cout);
         return 0;
       }
     }
     if (command == "topo") return hreduce::cli::topo_command(args);
     if (command == "bench") return hreduce::cli::bench_command(args);
+    if (command == "probe") return hreduce::cli::probe_command(args);
     if (command == "help" || command == "--help" || command == "-h") {
       print_usage(std::cout);
       return 0;

@@ -558,6 +558,7 @@ void run_exact_sum(MemberState& me, const Call& call, int values) {
   // member with bad arguments fails step 1 on every member.
   ProcessStep step;
   step.reported_as = &call.kind;
+  step.asked_level = &call.options->reproducibility;
   const std::string problem = member_problem(call, rank, size, team.options.collectives);
   std::string relayed;
   if (!problem.empty()) {

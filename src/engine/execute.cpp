@@ -177,14 +177,22 @@ std::string options_text(const CollectiveOptions& o) {
                  "/", o.tree_max_bytes, "/", o.tree_min_members, "/", to_string(o.reproducibility));
 }
 
-// Names the first field on which `other` differs from member 0.
-std::string disagreement(const Descriptor& ref, const Descriptor& other, int rank, int size) {
+// Names the first field on which `other` differs from member 0. The level
+// comes first: members asking for different ones run different steps (an
+// exact sum's have other types and ops), which would be named instead.
+std::string disagreement(const CallRecord& ref_record, const CallRecord& other_record, int rank,
+                         int size) {
+  const Descriptor& ref = ref_record.descriptor;
+  const Descriptor& other = other_record.descriptor;
   std::ostringstream why;
   auto pair = [&](const char* what, const auto& a, const auto& b) {
     why << "members disagree on " << what << ": member 0 has " << a << ", member " << rank
         << " has " << b;
   };
-  if (ref.kind != other.kind) {
+  if (ref_record.asked_level != other_record.asked_level) {
+    pair("the reproducibility level", to_string(ref_record.asked_level),
+         to_string(other_record.asked_level));
+  } else if (ref.kind != other.kind) {
     why << "members called different collectives: member 0 called " << to_string(ref.kind)
         << ", member " << rank << " called " << to_string(other.kind);
   } else if (ref.type != other.type && *ref.type != *other.type) {
@@ -265,8 +273,7 @@ std::string call_label(const CallContext& ctx) {
     for (int r = 1; r < ctx.size(); ++r) {
       const CallRecord& theirs = *ctx.of(r).record;
       if (theirs.signature != first.signature) {
-        text += (text.empty() ? "" : "; ") +
-                disagreement(first.descriptor, theirs.descriptor, r, ctx.size());
+        text += (text.empty() ? "" : "; ") + disagreement(first, theirs, r, ctx.size());
       }
     }
   }
@@ -473,6 +480,8 @@ void execute_call(MemberState& me, const Call& call) {
     record.described = true;
   }
   record.history_before = me.history;
+  record.asked_level =
+      step.asked_level != nullptr ? *step.asked_level : call.options->reproducibility;
   // Order matters (a multiply), and it costs two instructions: every call
   // runs it.
   me.history = me.history * 0x9E3779B97F4A7C15ull + record.signature;

@@ -47,6 +47,10 @@ struct ProcessStep {
   const CollectiveKind* reported_as = nullptr;
   // A failure another process reported: every member throws it as is.
   const char* relayed_failure = nullptr;
+  // The reproducibility level the user's call asked for, where its steps
+  // run at another (an exact sum's integer steps run at run_to_run), so
+  // that members asking for different levels are told so.
+  const Reproducibility* asked_level = nullptr;
   // pipelined_allreduce: elements per chunk, and what member 0 does with
   // each reduced chunk (in place in its output) before the others copy it.
   std::size_t chunk = 0;

@@ -91,6 +91,9 @@ struct CallRecord {
   std::uint64_t signature = 0;       // of `descriptor`
   std::uint64_t history_before = 0;  // Announcement::history of the call before
   bool described = false;
+  // The level the user asked for (ProcessStep::asked_level), which the
+  // descriptor's options lack in an exact sum's steps.
+  Reproducibility asked_level = Reproducibility::run_to_run;
 };
 
 // A slot's seq after the team broke: every waiter wakes up, sees the team

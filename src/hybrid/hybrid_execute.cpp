@@ -210,6 +210,7 @@ class HybridCall {
     step_ = ProcessStep{};
     step_.relayed_failure = problem();
     step_.reported_as = &call_.kind;
+    step_.asked_level = step_of(call_).asked_level;
     Call c = call_;
     c.kind = kind;
     c.step = &step_;
@@ -1169,7 +1170,15 @@ class HybridCall {
 }  // namespace
 
 void InterProcessGroup::execute(MemberState& me, const Call& call) {
-  HybridCall(*this, me, call).run();
+  try {
+    HybridCall(*this, me, call).run();
+  } catch (const UnusableTeamError& e) {
+    // Whatever told this process (its own wait, its node, its leader or
+    // another node's, relayed as text), the team broke here too: usable()
+    // says so from now on, on every process and whatever its role.
+    me.team.break_team(e.what());
+    throw;
+  }
 }
 
 }  // namespace hreduce::detail

@@ -164,49 +164,22 @@ void* InterProcessGroup::allocate_shared(std::size_t bytes) {
   return node_->allocate(node_channel, bytes);
 }
 
+InterShape InterProcessGroup::inter_shape() const {
+  return {layout_.processes(), layout_.nodes(), node_ != nullptr, two_level()};
+}
+
+InterOverrides InterProcessGroup::inter_overrides() const {
+  return {options_.cost, options_.allreduce, options_.reduce_scatter};
+}
+
 InterAlgorithm InterProcessGroup::pick(CollectiveKind kind, std::size_t bytes,
                                        bool commutative) const {
-  switch (kind) {
-    case CollectiveKind::allreduce:
-      if (options_.allreduce != InterAlgorithm::automatic) return options_.allreduce;
-      return cheapest_allreduce(two_level() || node_ ? layout_.nodes() : layout_.processes(), bytes,
-                                commutative, options_.cost);
-    case CollectiveKind::reduce_scatter:
-    case CollectiveKind::reduce_scatter_block:
-      if (options_.reduce_scatter != InterAlgorithm::automatic) return options_.reduce_scatter;
-      return commutative ? InterAlgorithm::pairwise : InterAlgorithm::reduce_then_scatter;
-    case CollectiveKind::scan:
-    case CollectiveKind::exscan: return InterAlgorithm::hypercube;
-    default: return InterAlgorithm::binomial;
-  }
+  return decide_between_processes(kind, bytes, commutative, inter_shape(), inter_overrides())
+      .algorithm;
 }
 
 Choice InterProcessGroup::choose(CollectiveKind kind, std::size_t bytes, bool commutative) const {
-  const int P = two_level() ? layout_.nodes() : layout_.processes();
-  Choice model;  // the cost model's reasoning, for the text only
-  InterAlgorithm forced = InterAlgorithm::automatic;
-  switch (kind) {
-    case CollectiveKind::allreduce:
-      model = choose_allreduce(P, bytes, commutative, options_.cost);
-      forced = options_.allreduce;
-      break;
-    case CollectiveKind::reduce_scatter:
-    case CollectiveKind::reduce_scatter_block:
-      model = choose_reduce_scatter(layout_.processes(), bytes, commutative, options_.cost);
-      forced = options_.reduce_scatter;
-      break;
-    case CollectiveKind::scan:
-    case CollectiveKind::exscan:
-      model = choose_scan(layout_.processes(), bytes, commutative, options_.cost);
-      break;
-    default: model = choose_reduce(P, bytes, commutative, options_.cost);
-  }
-  // The algorithm is pick()'s, the one a call runs; the text explains it.
-  Choice choice{pick(kind, bytes, commutative), model.why};
-  if (forced != InterAlgorithm::automatic) {
-    choice.why = "forced by the team's options (the model said: " + model.why + ")";
-  }
-  return choice;
+  return explain_between_processes(kind, bytes, commutative, inter_shape(), inter_overrides());
 }
 
 // The node level folds the processes' partials in rank order (staged

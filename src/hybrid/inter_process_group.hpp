@@ -13,6 +13,7 @@
 
 #include "src/engine/process_group.hpp"
 #include "src/engine/process_step.hpp"
+#include "src/hybrid/inter_decision.hpp"
 #include "src/inter/inter.hpp"
 #include "src/node/node_group.hpp"
 #include "src/transport/channel.hpp"
@@ -88,7 +89,7 @@ class InterProcessGroup : public ProcessGroup {
   Channel* node_leaders_channel() { return leaders_channel_.get(); }
 
   // Which algorithm the leaders run for a call (no allocation), and why
-  // (for people).
+  // (for people): both from decide_between_processes (inter_decision.hpp).
   InterAlgorithm pick(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   Choice choose(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   std::string explain(CollectiveKind kind, std::size_t bytes, bool commutative) const override;
@@ -113,6 +114,8 @@ class InterProcessGroup : public ProcessGroup {
 
  private:
   void build_node_level();
+  InterShape inter_shape() const;
+  InterOverrides inter_overrides() const;
 
   Channel* channel_;
   std::unique_ptr<Channel> owned_;

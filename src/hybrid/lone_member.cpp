@@ -65,7 +65,15 @@ void finish_lone_member_call(MemberState& me, CollectiveKind kind, const std::st
                      ": the team is no longer usable: " + me.team.broken_reason(),
                  ErrorKind::unusable, true);
   }
-  if (!failure.empty()) throw_marked(failure, ErrorKind::argument);
+  if (failure.empty()) return;
+  try {
+    throw_marked(failure, ErrorKind::argument);
+  } catch (const UnusableTeamError& e) {
+    // Another process's failure that broke the team breaks it here too
+    // (as InterProcessGroup::execute does on the general path).
+    me.team.break_team(e.what());
+    throw;
+  }
 }
 
 LoneMemberPath::LoneMemberPath(MemberState& me, NodeGroup& node)

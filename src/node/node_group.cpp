@@ -121,16 +121,18 @@ void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t targe
       // waited for may never have been written.
       check_broken();
       return;
+    // Giving up marks the node broken before this process leaves: a
+    // process that comes to this operation later then throws in it too,
+    // instead of finding every announcement there and returning a result.
     case WaitResult::peer_died:
-      throw UnusableTeamError(std::string(to_string(kind_)) + ": process " +
-                              std::to_string(first_process_ + rank) + " (pid " +
-                              std::to_string(pid) +
-                              ") of this node died while this process waited for it to " + what);
+      break_node(std::string(to_string(kind_)) + ": process " +
+                 std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
+                 ") of this node died while this process waited for it to " + what);
     case WaitResult::timed_out:
-      throw UnusableTeamError(std::string(to_string(kind_)) + ": timed out after " +
-                              std::to_string(timeout_.count()) + " ms waiting for process " +
-                              std::to_string(first_process_ + rank) + " (pid " +
-                              std::to_string(pid) + ") of this node to " + what);
+      break_node(std::string(to_string(kind_)) + ": timed out after " +
+                 std::to_string(timeout_.count()) + " ms waiting for process " +
+                 std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
+                 ") of this node to " + what);
   }
 }
 
@@ -286,6 +288,10 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
                                  next_bytes > kNodePrefetchedPayload ? 0 : next_bytes);
     }
   }
+  // Every announcement was there without waiting, yet the others may have
+  // given up on this operation already (this process came after their
+  // timeout): it fails here too.
+  check_broken();
   everyone_announced_ = compared_ = op;
   std::string text;
   if (!all_agree(s)) [[unlikely]]

@@ -1,0 +1,83 @@
+// A cache line's round trip between two PUs: the floor under every small
+// collective (a member learns that another arrived no faster than half of
+// it). bench/core_to_core times the same bounce with its variants.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "src/probe/measurements.hpp"
+
+namespace hreduce::detail::probe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kBlocks = 9;
+constexpr long kStop = -1;
+
+// Each counter alone in its line (and its neighbour line, which the
+// adjacent-line prefetcher drags along).
+struct Lines {
+  alignas(128) std::atomic<long> ping{0};
+  alignas(128) std::atomic<long> pong{0};
+};
+
+void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// The other side answers every new ping until it reads kStop.
+void answer(Lines& lines, const Topology& topology, int pu) {
+  bind_current_thread(topology, pu);
+  long last = 0;
+  while (true) {
+    long seen = lines.ping.load(std::memory_order_acquire);
+    while (seen == last) {
+      spin_pause();
+      seen = lines.ping.load(std::memory_order_acquire);
+    }
+    if (seen == kStop) return;
+    lines.pong.store(seen, std::memory_order_release);
+    last = seen;
+  }
+}
+
+double block_seconds(Lines& lines, long& next, long trips) {
+  const auto start = Clock::now();
+  for (long i = 0; i < trips; ++i, ++next) {
+    lines.ping.store(next, std::memory_order_release);
+    while (lines.pong.load(std::memory_order_acquire) != next) spin_pause();
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double round_trip_seconds(const Topology& topology, int a, int b, double seconds) {
+  Lines lines;
+  std::thread other(answer, std::ref(lines), std::cref(topology), b);
+  bind_current_thread(topology, a);
+  long next = 1;
+  // A first block warms both lines and sizes the rest.
+  const double warm = block_seconds(lines, next, 200) / 200;
+  const long trips =
+      std::clamp(static_cast<long>(seconds / kBlocks / std::max(warm, 1e-9)), 100L, 1'000'000L);
+  std::vector<double> per_trip;
+  for (int block = 0; block < kBlocks; ++block) {
+    per_trip.push_back(block_seconds(lines, next, trips) / static_cast<double>(trips));
+  }
+  lines.ping.store(kStop, std::memory_order_release);
+  other.join();
+  return median(per_trip);
+}
+
+}  // namespace hreduce::detail::probe
