@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/engine/environment.hpp"
+#include "src/common/environment.hpp"
 #include "src/probe/measurements.hpp"
 
 namespace hreduce::detail::probe {
