@@ -52,7 +52,9 @@ NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::s
   info.kind = kind;
   info.count = count;
   info.root = root;
-  info.type_name = op.type != nullptr ? op.type->name() : "";
+  info.type_name = op.type_name != nullptr ? op.type_name
+                   : op.type != nullptr    ? op.type->name()
+                                           : "";
   info.op_name = op.op_name;
   info.failure = failure;
   return info;
