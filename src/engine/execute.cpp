@@ -253,8 +253,9 @@ std::string call_label(const CallContext& ctx) {
 
 [[noreturn, gnu::cold, gnu::noinline]] void fail_broken(MemberState& me, CollectiveKind kind) {
   abandon_slots(me);
-  throw_marked(std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank) +
-                   ": the team is no longer usable: " + me.team.broken_reason(),
+  throw_marked(broken_team_message(
+                   std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank),
+                   me.team.broken_reason()),
                ErrorKind::unusable, true);
 }
 
@@ -299,7 +300,7 @@ std::string call_label(const CallContext& ctx) {
     text += "; member(s) " + ran_ahead +
             " had already returned from this call, having only contributed to it";
   }
-  if (!in_step) text += "; the team is no longer usable";
+  if (!in_step) text += "; " + std::string(kNoLongerUsable);
   // The message may read other members' counts arrays: nobody leaves (and
   // frees them) until everyone has built its message.
   ctx.finish_together("reporting the error");
@@ -313,7 +314,7 @@ std::string call_label(const CallContext& ctx) {
   }
   ctx.team.break_team(text);
   abandon_slots(ctx.me);
-  throw_marked(text, ErrorKind::argument, true);
+  throw_marked(with_way_back(text), ErrorKind::argument, true);
 }
 
 // A wait ran past the team's timeout: members are no longer in step.
@@ -324,7 +325,7 @@ std::string call_label(const CallContext& ctx) {
                            std::to_string(ctx.team.timeout.count()) + " ms waiting for " +
                            waited_for;
   ctx.team.break_team(text);
-  throw UnusableTeamError(text + "; the team is no longer usable");
+  throw UnusableTeamError(with_way_back(text + "; " + std::string(kNoLongerUsable)));
 }
 
 // Kept out of arrive() so that the loop every call runs stays small.

@@ -60,6 +60,9 @@ struct InterOptions {
   // How long a process waits for another of its node (zero: forever; a
   // process that dies is noticed regardless).
   std::chrono::milliseconds timeout{0};
+  // Members of all the processes on this machine (virtual nodes included):
+  // the node's waits yield early where they outnumber its CPUs.
+  int host_members = 0;
 };
 
 class InterProcessGroup : public ProcessGroup {

@@ -158,8 +158,9 @@ void NodeGroup::throw_broken() const {
     cpu_relax();
   }
   abandon();
-  throw_marked(std::string(to_string(kind_)) + ": the team is no longer usable: " +
-                   std::string(h.broken_text, strnlen(h.broken_text, sizeof h.broken_text)),
+  throw_marked(broken_team_message(
+                   to_string(kind_),
+                   std::string_view(h.broken_text, strnlen(h.broken_text, sizeof h.broken_text))),
                ErrorKind::unusable, true);
 }
 
@@ -171,7 +172,7 @@ void NodeGroup::break_node(const std::string& text) const {
     h.broken.store(2, std::memory_order_release);
   }
   abandon();
-  throw_marked(text, ErrorKind::unusable, true);
+  throw_marked(with_way_back(text), ErrorKind::unusable, true);
 }
 
 void NodeGroup::restart() {
