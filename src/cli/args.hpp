@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hreduce/error.hpp"
+#include "src/cli/byte_size.hpp"
 
 namespace hreduce::cli {
 
@@ -54,6 +55,14 @@ class Args {
                           std::to_string(min_value) + ", got '" + *text + "'");
     }
     return value;
+  }
+
+  // A byte count with an optional unit (byte_size.hpp), at least min_bytes.
+  std::size_t get_bytes(const std::string& name, std::size_t fallback,
+                        std::size_t min_bytes) const {
+    auto text = get(name);
+    if (!text) return fallback;
+    return byte_count_or_throw(command_, name, *text, min_bytes);
   }
 
  private:

@@ -44,10 +44,8 @@ CollectiveOptions collective_options(const Args& args, int radix) {
     }
     options.tree = *shape;
   }
-  options.tree_max_bytes = static_cast<std::size_t>(
-      args.get_int("--tree-max-bytes", static_cast<int>(options.tree_max_bytes), 0));
-  options.chunk_bytes = static_cast<std::size_t>(
-      args.get_int("--chunk-bytes", static_cast<int>(options.chunk_bytes), 8));
+  options.tree_max_bytes = args.get_bytes("--tree-max-bytes", options.tree_max_bytes, 0);
+  options.chunk_bytes = args.get_bytes("--chunk-bytes", options.chunk_bytes, 8);
   return options;
 }
 
@@ -110,7 +108,7 @@ int bench_command(const std::vector<std::string>& argv) {
   chosen_levels(args);  // a bad level fails before MPI starts and the team is built
   const MpiSession mpi(args.has("--mpi"));
   const MachineChoice choice = choose_machine("hreduce bench", args);
-  const std::size_t max_bytes = static_cast<std::size_t>(args.get_int("--max-bytes", 64 << 20, 8));
+  const std::size_t max_bytes = args.get_bytes("--max-bytes", std::size_t{64} << 20, 8);
   const double min_seconds = args.get_int("--min-time-ms", 200, 1) / 1000.0;
   const std::size_t step = static_cast<std::size_t>(args.get_int("--step", 8, 2));
 

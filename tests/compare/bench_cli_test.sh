@@ -269,18 +269,45 @@ n=$(grep -o '"implementation": "hreduce\[exact\]"' "${mpi_json}" | wc -l)
 [[ ${n} -eq 4 ]] || fail "--mpi: ${n} JSON records of hreduce[exact], want 4"
 
 # --- Usage on request -----------------------------------------------------------
-for command in "bench --help" "topo --help" "bench -h" "help"; do
+# `hreduce help` has every command; `hreduce <command> --help` that command's
+# options alone (and the machine options, the byte units and the
+# environment, which every command takes).
+# check_usage COMMAND WANT NOT_WANT: `hreduce COMMAND` exits 0 and prints a
+# line starting with each pattern of WANT (extended regexes, "_" for a
+# space) and none starting with a pattern of NOT_WANT.
+check_usage() {
+  local command="$1" want="$2" not_want="$3"
   # shellcheck disable=SC2086
   if ! "${hreduce}" ${command} >"${tmp}/usage.out" 2>&1; then
     fail "'hreduce ${command}' exited non-zero"
-  elif ! grep -q "^usage: hreduce" "${tmp}/usage.out" || ! grep -q "^topo options:" "${tmp}/usage.out"; then
-    fail "'hreduce ${command}' did not print the usage"
-  elif ! grep -q "^environment" "${tmp}/usage.out"; then
-    fail "'hreduce ${command}' did not list the environment variables"
-  else
-    echo "ok: 'hreduce ${command}' prints the usage"
+    return
   fi
-done
+  local before=${failures}
+  for pattern in ${want}; do
+    grep -qE "^${pattern//_/ }" "${tmp}/usage.out" || fail "'hreduce ${command}' lacks a line '${pattern}...'"
+  done
+  for pattern in ${not_want}; do
+    grep -qE "^${pattern//_/ }" "${tmp}/usage.out" && fail "'hreduce ${command}' has a line '${pattern}...'"
+  done
+  [[ ${failures} -eq ${before} ]] && echo "ok: 'hreduce ${command}' prints its usage"
+}
+both="machine_options: byte_counts environment"
+check_usage "help" "usage:_hreduce_<command> bench_options: topo_options: ${both}" ""
+check_usage "bench --help" "usage:_hreduce_bench bench_options: ${both}" "topo_options:"
+check_usage "bench -h" "usage:_hreduce_bench bench_options: ${both}" "topo_options:"
+check_usage "bench --mpi --help" "usage:_hreduce_bench bench_options:" "topo_options:"
+check_usage "topo --help" "usage:_hreduce_topo topo_options: ${both}" "bench_options:"
+
+# --version: the VERSION file's release and a commit (or "unknown").
+if ! "${hreduce}" --version >"${tmp}/version.out" 2>&1; then
+  fail "'hreduce --version' exited non-zero"
+elif ! grep -qE '^hreduce [0-9]+[.][0-9]+[^ ]* [(]commit ([0-9a-f]{7,}(-dirty)?|unknown)[)]$' \
+  "${tmp}/version.out"; then
+  fail "'hreduce --version' printed: $(cat "${tmp}/version.out")"
+else
+  echo "ok: $(cat "${tmp}/version.out")"
+fi
+"${hreduce}" version >/dev/null 2>&1 && fail "'hreduce version' is taken as a command"
 
 # Every HREDUCE_ variable the sources read is in the table --help prints
 # (src/engine/environment.hpp; reading one outside it throws).
@@ -351,6 +378,25 @@ expect_error "does not go with --mpi" --mpi --types double --json x
 expect_error "needs --mpi" --node-chunk-bytes 4096
 expect_error "needs --mpi" --no-shared-memory
 expect_error "needs --mpi" --zero-copy
+# Byte counts: units are taken wherever bytes are asked for (byte_size_test
+# has the parser's cases); a bad one names the option and the units.
+expect_error "--max-bytes wants a byte count, an integer with an optional unit: K = 1000, Ki = 1024" \
+  --max-bytes 1Q
+expect_error "--max-bytes wants at least 8 bytes, got '4B' (4 bytes)" --max-bytes 4B
+expect_error "--chunk-bytes wants a byte count" --chunk-bytes 16k4
+expect_error "--tree-max-bytes wants a byte count" --tree-max-bytes -1
+if "${hreduce}" bench --mpi --node-chunk-bytes 1.5Mi >"${tmp}/bad.out" 2>"${tmp}/bad.err"; then
+  fail "'bench --mpi --node-chunk-bytes 1.5Mi' exited 0"
+elif ! grep -qF -- "--node-chunk-bytes wants a byte count" "${tmp}/bad.err"; then
+  fail "'bench --mpi --node-chunk-bytes 1.5Mi': no message naming the option"
+  cat "${tmp}/bad.err"
+fi
+units_out="${tmp}/units.out"
+"${hreduce}" bench --members 2 --max-bytes 1Ki --step 16 --min-time-ms 1 --settle-us 0 \
+  --collectives reduce --implementations hreduce --chunk-bytes 4KiB --tree-max-bytes 0 \
+  >"${units_out}" 2>&1 || fail "bench with --max-bytes 1Ki --chunk-bytes 4KiB failed"
+sizes=$(grep -E '^reduce ' "${units_out}" | awk '{print $3 $4}' | tr '\n' ' ')
+[[ "${sizes}" == "8B 128B 1KiB " ]] || fail "--max-bytes 1Ki --step 16 gave sizes '${sizes}', want 8 B, 128 B, 1 KiB"
 
 if [[ ${failures} -ne 0 ]]; then
   echo "${failures} failure(s)"
