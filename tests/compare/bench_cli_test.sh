@@ -62,6 +62,24 @@ for c in ${collectives}; do
   bad=$(grep -E "^${c} " "${out}" | grep -vcE ' ok$')
   [[ ${bad} -eq 0 ]] || fail "${bad} row(s) of ${c} do not end in 'ok'"
 done
+# stdout is a file here: a progress line per finished row on stderr, the last
+# naming every row.
+progress=$(grep -cE "^hreduce bench: [0-9]+/${rows} rows done [(].*[)], [0-9]+ s$" "${err}")
+[[ ${progress} -eq ${rows} ]] || fail "${progress} progress lines on stderr, want ${rows} (one per row)"
+grep -qE "^hreduce bench: ${rows}/${rows} rows done" "${err}" || fail "no progress line for the last row"
+# The legend says what spread and the ratios are; the rows marked '!' (a
+# spread past the documented 50%) are counted under the table.
+grep -qF "columns: spread = interquartile range of hreduce's samples / their median; '!' after it: some implementation of the row spread more than 50%" \
+  "${out}" || fail "the legend does not explain spread and its mark"
+grep -qF "×limit likewise, against a kernel that moves the least bytes the collective needs and adds one barrier per call" \
+  "${out}" || fail "the legend does not say what ×limit is"
+marked=$(grep -cE '^(reduce|allreduce|reduce_scatter_block|scan|exscan) .*%!' "${out}")
+if [[ ${marked} -gt 0 ]]; then
+  grep -qE "^note: ${marked} of ${rows} rows spread more than 50% [(]marked ![)]" "${out}" ||
+    fail "${marked} rows marked noisy, but no note saying so"
+else
+  grep -q "rows spread more than" "${out}" && fail "a noise note with no row marked"
+fi
 members=$(sed -nE 's/^hreduce bench: ([0-9]+) members in 1 process.*/\1/p' "${out}")
 [[ -n "${members}" ]] || fail "the header line does not say how many members"
 
@@ -158,6 +176,35 @@ else
       fail "no JSON record for allreduce of ${t}"
   done
   grep -qE '"(median_seconds|gbps)": (0[,}]|-|null)' "${json}" && fail "a time or rate is not positive"
+fi
+
+# Each row is marked '!' exactly when one of its JSON records spread past 0.5.
+if [[ -n "${python}" && -s "${json}" ]]; then
+  if ! "${python}" - "${json}" "${out}" <<'EOF'
+import json, sys
+spread = {}
+for r in json.load(open(sys.argv[1])):
+    key = (r["collective"], r["type"], r["bytes_per_member"])
+    spread[key] = max(spread.get(key, 0), r["spread"])
+units = {"B": 1, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}
+problems = []
+for line in open(sys.argv[2]):
+    f = line.split()
+    if not f or f[0] not in ("reduce", "allreduce", "reduce_scatter_block", "scan", "exscan"):
+        continue
+    key = (f[0], f[1], int(f[2]) * units[f[3]])
+    marked = f[6].endswith("%!")
+    if key not in spread:
+        problems.append(f"{key}: no JSON record")
+    elif marked != (spread[key] > 0.5):
+        problems.append(f"{key}: marked {marked}, widest spread {spread[key]}")
+for p in problems:
+    print("FAIL:", p)
+sys.exit(1 if problems else 0)
+EOF
+  then
+    fail "the rows marked noisy do not match the JSON's spreads"
+  fi
 fi
 
 # --- The SVG plot --------------------------------------------------------------
