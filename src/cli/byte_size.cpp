@@ -1,5 +1,7 @@
 #include "src/cli/byte_size.hpp"
 
+#include "src/cli/byte_size.h"
+
 #include <cctype>
 #include <cstdint>
 #include <limits>
@@ -65,3 +67,13 @@ std::size_t byte_count_or_throw(const std::string& command, const std::string& o
 }
 
 }  // namespace hreduce::cli
+
+extern "C" int hreduce_parse_byte_count(const char* text, size_t* bytes) {
+  if (text == nullptr || bytes == nullptr) return 0;
+  const std::optional<std::size_t> parsed = hreduce::cli::parse_byte_count(text);
+  if (!parsed) return 0;
+  *bytes = *parsed;
+  return 1;
+}
+
+extern "C" const char* hreduce_byte_count_forms(void) { return hreduce::cli::kByteCountForms; }
