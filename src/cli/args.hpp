@@ -2,6 +2,8 @@
 // name the option.
 #pragma once
 
+#include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,6 +32,20 @@ class Args {
         throw ArgumentError(command + ": unknown argument '" + a + "' (try: hreduce help)");
       }
     }
+    for (const char* name : {"--json", "--plot", "--xml"}) {
+      if (has(name)) values_[name] = user_path(values_[name]);
+    }
+  }
+
+  // Under `bazel run` the program runs in its runfiles tree: a relative
+  // file name means the directory the user ran Bazel from, which Bazel
+  // passes as BUILD_WORKING_DIRECTORY.
+  static std::string user_path(const std::string& path) {
+    const char* user_directory = std::getenv("BUILD_WORKING_DIRECTORY");
+    if (path.empty() || path.front() == '/' || user_directory == nullptr || *user_directory == 0) {
+      return path;
+    }
+    return std::string(user_directory) + "/" + path;
   }
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }

@@ -369,6 +369,17 @@ HREDUCE_TIMEOUT_MS=soon "${hreduce}" bench --members 2 --max-bytes 8 --min-time-
 grep -q "HREDUCE_TIMEOUT_MS must be a number of milliseconds >= 0, got 'soon'" "${tmp}/env.out" ||
   fail "a malformed HREDUCE_TIMEOUT_MS: no message naming it"
 
+# Under `bazel run`, relative --json and --plot names are the user's
+# directory's (BUILD_WORKING_DIRECTORY), not the runfiles tree's.
+mkdir -p "${tmp}/user_dir"
+rm -f "${tmp}/user_dir/run.json" "${tmp}/user_dir/run.svg"
+(cd "${tmp}" && BUILD_WORKING_DIRECTORY="${tmp}/user_dir" "${hreduce}" bench --members 2 \
+  --max-bytes 8 --min-time-ms 1 --settle-us 0 --collectives reduce --implementations hreduce \
+  --json run.json --plot run.svg >/dev/null 2>&1) || fail "bench under BUILD_WORKING_DIRECTORY failed"
+[[ -s "${tmp}/user_dir/run.json" && -s "${tmp}/user_dir/run.svg" ]] ||
+  fail "--json run.json --plot run.svg did not land in BUILD_WORKING_DIRECTORY"
+[[ -e "${tmp}/run.json" ]] && fail "--json run.json landed in the program's own directory"
+
 # --- Bad input: a clear message and a non-zero exit ----------------------------
 
 # expect_error PATTERN ARGS...: `hreduce bench ARGS` must exit non-zero and
