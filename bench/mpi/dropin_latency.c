@@ -95,13 +95,16 @@ static double block(int coll, int ours, const float* in, float* out, int count, 
   return slowest;
 }
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  long max_bytes = 4L << 20;
-  double min_seconds = 0.2;
+typedef struct {
+  long max_bytes;
+  double min_seconds;
+  int wanted[NCOLL];
+} Options;
+
+/* Reads the options into *o; 0 after rank 0 said what was wrong. */
+static int parse_options(int argc, char** argv, int rank, Options* o) {
+  o->max_bytes = 4L << 20;
+  o->min_seconds = 0.2;
   const char* only = NULL;
   for (int a = 1; a + 1 < argc; a += 2) {
     if (strcmp(argv[a], "--max-bytes") == 0) {
@@ -111,33 +114,26 @@ int main(int argc, char** argv) {
           fprintf(stderr, "dropin_latency: --max-bytes wants 4 B to 256 MiB, %s; got '%s'\n",
                   hreduce_byte_count_forms(), argv[a + 1]);
         }
-        MPI_Finalize();
-        return 2;
+        return 0;
       }
-      max_bytes = (long)bytes;
+      o->max_bytes = (long)bytes;
     }
-    if (strcmp(argv[a], "--min-time-ms") == 0) min_seconds = atof(argv[a + 1]) / 1000;
+    if (strcmp(argv[a], "--min-time-ms") == 0) o->min_seconds = atof(argv[a + 1]) / 1000;
     if (strcmp(argv[a], "--collectives") == 0) only = argv[a + 1];
   }
-  int wanted[NCOLL];
-  const char* unknown = chosen(only, wanted);
-  if (unknown != NULL) {
-    if (rank == 0) {
-      fprintf(stderr,
-              "dropin_latency: --collectives: '%s' is not one of allreduce, reduce, "
-              "reduce_scatter_block, scan, exscan\n",
-              unknown);
-    }
-    MPI_Finalize();
-    return 2;
+  const char* unknown = chosen(only, o->wanted);
+  if (unknown != NULL && rank == 0) {
+    fprintf(stderr,
+            "dropin_latency: --collectives: '%s' is not one of allreduce, reduce, "
+            "reduce_scatter_block, scan, exscan\n",
+            unknown);
   }
-  const int max_count = (int)(max_bytes / 4) * size + size;
-  float* in = malloc(sizeof(float) * (size_t)max_count);
-  float* out = malloc(sizeof(float) * (size_t)max_count);
-  for (int i = 0; i < max_count; ++i) in[i] = (float)((rank + i) % 7);
+  return unknown == NULL;
+}
 
-  /* A new communicator's first calls: the library hands the first two to
-   * PMPI, builds the team at the third (collective), then serves. */
+/* A new communicator's first calls: the library hands the first two to
+ * PMPI, builds the team at the third (collective), then serves. */
+static void print_first_calls(const float* in, float* out, int rank) {
   for (int c = 0; c < 2; ++c) {
     MPI_Comm fresh;
     MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
@@ -157,6 +153,27 @@ int main(int argc, char** argv) {
       printf("\n");
     }
   }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Options options;
+  if (!parse_options(argc, argv, rank, &options)) {
+    MPI_Finalize();
+    return 2;
+  }
+  const long max_bytes = options.max_bytes;
+  const double min_seconds = options.min_seconds;
+  const int* wanted = options.wanted;
+  const int max_count = (int)(max_bytes / 4) * size + size;
+  float* in = malloc(sizeof(float) * (size_t)max_count);
+  float* out = malloc(sizeof(float) * (size_t)max_count);
+  for (int i = 0; i < max_count; ++i) in[i] = (float)((rank + i) % 7);
+
+  print_first_calls(in, out, rank);
   if (rank == 0) {
     printf("%-22s %10s %12s %10s %10s %12s %10s %10s %8s\n", "# collective", "bytes", "hreduce avg",
            "min", "max", "mpi avg", "min", "max", "mpi/hr");

@@ -371,6 +371,27 @@ void print_row(const Row& row, const std::vector<Reproducibility>& levels) {
   std::fflush(stdout);
 }
 
+// Rank 0, before the table: what runs, the buffers, the columns.
+void print_preamble(Team& team, const Args& args, const std::vector<Collective>& collectives,
+                    std::size_t largest, const std::vector<Reproducibility>& levels) {
+  print_explanations(team, collectives, largest);
+  std::printf("  hreduce's buffers: %s\n",
+              args.has("--zero-copy")
+                  ? "from Team::allocate (the node's processes read and write them in place)"
+                  : "private (copied through the node's staging chunks)");
+  std::printf(
+      "mpi/hreduce: MPI's time / hreduce's time (> 1: hreduce faster); '!' after it: hreduce's "
+      "or MPI's samples spread more than %.0f%% (interquartile range / median), so the ratio is "
+      "noise (a busy machine: rerun on a quiet one)\n",
+      kNoisySpread * 100);
+  if (!levels.empty()) {
+    std::printf(
+        "[L]: hreduce with per-call reproducibility = L, sampled in turn with the rest; "
+        "[L]/hreduce: its time / hreduce's (run_to_run) time (> 1: what L costs)\n");
+  }
+  print_header(levels);
+}
+
 // Only rank 0 writes files, but when it cannot, every process must stop
 // together rather than wait for it in the next collective. Rank 0 rethrows
 // the error, whose message names the file; the others return false.
@@ -411,24 +432,7 @@ int run_mpi_bench(Team& team, const Args& args, const std::vector<std::size_t>& 
                             (args.has("--zero-copy") ? ", buffers from Team::allocate" : "");
   // Unwritable output paths fail now, not after minutes of measuring.
   if (!write_reports(speaker, args, {}, title)) return 1;
-  if (speaker) {
-    print_explanations(team, collectives, sizes.back());
-    std::printf("  hreduce's buffers: %s\n",
-                args.has("--zero-copy")
-                    ? "from Team::allocate (the node's processes read and write them in place)"
-                    : "private (copied through the node's staging chunks)");
-    std::printf(
-        "mpi/hreduce: MPI's time / hreduce's time (> 1: hreduce faster); '!' after it: hreduce's "
-        "or MPI's samples spread more than %.0f%% (interquartile range / median), so the ratio is "
-        "noise (a busy machine: rerun on a quiet one)\n",
-        kNoisySpread * 100);
-    if (!levels.empty()) {
-      std::printf(
-          "[L]: hreduce with per-call reproducibility = L, sampled in turn with the rest; "
-          "[L]/hreduce: its time / hreduce's (run_to_run) time (> 1: what L costs)\n");
-    }
-    print_header(levels);
-  }
+  if (speaker) print_preamble(team, args, collectives, sizes.back(), levels);
   std::vector<cmp::Record> records;
   bool all_ok = true;
   std::optional<SharedPool> pool;
