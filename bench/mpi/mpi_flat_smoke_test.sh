@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # mpi_flat_bench end to end on 2 ranks with small sizes: MPI's and hreduce's
 # results both match the oracle, and the JSON holds both implementations for
-# every collective.
+# every collective. (--max-bytes 4Ki: byte counts take units.)
 set -euo pipefail
 binary=$1
 json=$TEST_TMPDIR/mpi_flat.json
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpirun --oversubscribe --bind-to none -np 2 \
   --mca mpi_yield_when_idle 1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
-  "$binary" --max-bytes 4096 --min-time-ms 1 --settle-us 0 --json "$json" > "$TEST_TMPDIR/out.txt"
+  "$binary" --max-bytes 4Ki --min-time-ms 1 --settle-us 0 --json "$json" > "$TEST_TMPDIR/out.txt"
 cat "$TEST_TMPDIR/out.txt"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -q WRONG "$TEST_TMPDIR/out.txt" && fail "a result differs from the oracle"

@@ -4,12 +4,18 @@
 # and an MPI program (no hreduce header) with mpicc and pkg-config
 # hreduce-mpi, and runs both. The MPI program must be served by the library.
 set -euo pipefail
-install=$1 example=$2 mpi_program=$3
+install=$1 example=$2 mpi_program=$3 version_file=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 prefix=${TEST_TMPDIR:-$(mktemp -d)}/prefix
 "$install" --prefix "$prefix"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 work=$(mktemp -d)
+# Both .pc files carry the repository's VERSION (what `hreduce --version` says).
+want=$(tr -d '[:space:]' <"$version_file")
+for pc in hreduce hreduce-mpi; do
+  got=$(pkg-config --modversion "$pc")
+  [ "$got" = "$want" ] || { echo "$pc.pc says version '$got', VERSION says '$want'"; exit 1; }
+done
 g++ -O2 "$example" $(pkg-config --cflags --libs hreduce) -o "$work/example"
 "$work/example" > "$work/example.out"
 echo "C++ example built with g++ \$(pkg-config --cflags --libs hreduce) and run"
