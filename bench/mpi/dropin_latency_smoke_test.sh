@@ -12,4 +12,5 @@ for c in allreduce reduce reduce_scatter_block scan exscan; do
   rows=$(echo "$out" | awk -v c=$c '$1 == c && NF == 9' | wc -l)
   [ "$rows" -eq 3 ] || { echo "expected 3 rows of $c, got $rows"; exit 1; }
 done
-echo "$out" | grep -q "first new communicator's first 5" || { echo "no first-call figures"; exit 1; }
+echo "$out" | grep -q "first new communicator's first 5" ||
+  { echo "no first-call figures"; exit 1; }

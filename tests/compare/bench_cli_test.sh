@@ -157,7 +157,8 @@ else
     grep -q "\"collective\": \"allreduce\", .*\"type\": \"${t}\"" "${json}" ||
       fail "no JSON record for allreduce of ${t}"
   done
-  grep -qE '"(median_seconds|gbps)": (0[,}]|-|null)' "${json}" && fail "a time or rate is not positive"
+  grep -qE '"(median_seconds|gbps)": (0[,}]|-|null)' "${json}" &&
+    fail "a time or rate is not positive"
 fi
 
 # --- The SVG plot --------------------------------------------------------------
@@ -165,10 +166,12 @@ fi
 if [[ ! -s "${svg}" ]]; then
   fail "no SVG file at ${svg}"
 else
-  head -c 64 "${svg}" | grep -qE '^(<\?xml|<svg)' || fail "the SVG starts with neither <?xml nor <svg"
+  head -c 64 "${svg}" | grep -qE '^(<\?xml|<svg)' ||
+    fail "the SVG starts with neither <?xml nor <svg"
   grep -q '</svg>' "${svg}" || fail "the SVG is not closed"
   panels=$(grep -o 'class="panel-title"' "${svg}" | wc -l)
-  [[ ${panels} -eq 7 ]] || fail "${panels} panel titles, want 7 (5 collectives, 3 types of allreduce)"
+  [[ ${panels} -eq 7 ]] ||
+    fail "${panels} panel titles, want 7 (5 collectives, 3 types of allreduce)"
   for title in "reduce (double)" "allreduce (double)" "allreduce (int32)" "allreduce (double_int)" \
     "reduce_scatter_block (double)" "scan (double)" "exscan (double)"; do
     n=$(grep -oF ">${title}<" "${svg}" | wc -l)
@@ -203,9 +206,11 @@ number='^[0-9]+[.][0-9][0-9]$'
 bad=$(grep -E '^allreduce ' "${levels_out}" |
   awk -v n="${number}" '$8 !~ n || $9 !~ n || $NF != "ok"' | wc -l)
 [[ ${bad} -eq 0 ]] || fail "${bad} row(s) without a shape_independent time and ratio, or not ok"
-bad=$(grep -E '^allreduce +double ' "${levels_out}" | awk -v n="${number}" '$10 !~ n || $11 !~ n' | wc -l)
+bad=$(grep -E '^allreduce +double ' "${levels_out}" |
+  awk -v n="${number}" '$10 !~ n || $11 !~ n' | wc -l)
 [[ ${bad} -eq 0 ]] || fail "${bad} double row(s) without an exact time and ratio"
-bad=$(grep -E '^allreduce +(int32|double_int) ' "${levels_out}" | awk '$10 != "-" || $11 != "-"' | wc -l)
+bad=$(grep -E '^allreduce +(int32|double_int) ' "${levels_out}" |
+  awk '$10 != "-" || $11 != "-"' | wc -l)
 [[ ${bad} -eq 0 ]] || fail "${bad} int32 or MINLOC row(s) with an exact time"
 for t in int32 double_int; do
   n=$(grep -cF "  note: allreduce ${t}: hreduce[exact]: exact is op::sum on floating types only" \
@@ -245,7 +250,8 @@ fi
 # run_to_run is plain hreduce: no columns of its own.
 "${hreduce}" bench --members 2 --max-bytes 8 --min-time-ms 1 --settle-us 0 \
   --collectives allreduce --types double --implementations hreduce \
-  --reproducibility run_to_run >"${levels_out}" 2>&1 || fail "bench --reproducibility run_to_run failed"
+  --reproducibility run_to_run >"${levels_out}" 2>&1 ||
+  fail "bench --reproducibility run_to_run failed"
 grep -q '\[run_to_run\]' "${levels_out}" && fail "run_to_run got columns of its own"
 
 # With --mpi (one process: Open MPI starts as a singleton), next to MPI's time.
@@ -273,7 +279,8 @@ for command in "bench --help" "topo --help" "bench -h" "help"; do
   # shellcheck disable=SC2086
   if ! "${hreduce}" ${command} >"${tmp}/usage.out" 2>&1; then
     fail "'hreduce ${command}' exited non-zero"
-  elif ! grep -q "^usage: hreduce" "${tmp}/usage.out" || ! grep -q "^topo options:" "${tmp}/usage.out"; then
+  elif ! grep -q "^usage: hreduce" "${tmp}/usage.out" ||
+    ! grep -q "^topo options:" "${tmp}/usage.out"; then
     fail "'hreduce ${command}' did not print the usage"
   elif ! grep -q "^environment" "${tmp}/usage.out"; then
     fail "'hreduce ${command}' did not list the environment variables"
