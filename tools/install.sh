@@ -32,10 +32,12 @@ chmod -R u+w "$prefix/include/hreduce"
 # (cp, not install(1): this script is itself `install` in Bazel's runfiles.)
 cp -f "$root/libhreduce.so" "$root/libhreduce_mpi.so" "$prefix/lib/"
 chmod 0755 "$prefix/lib/libhreduce.so" "$prefix/lib/libhreduce_mpi.so"
-mpi_cflags=$(pkg-config --cflags ompi-c 2>/dev/null || echo "-I/usr/lib/x86_64-linux-gnu/openmpi/include")
 # The release, as `hreduce --version` gives it.
 version=$(tr -d '[:space:]' <"$root/VERSION")
-mpi_libs=$(pkg-config --libs ompi-c 2>/dev/null || echo "-L/usr/lib/x86_64-linux-gnu/openmpi/lib -lmpi")
+mpi_cflags=$(pkg-config --cflags ompi-c 2>/dev/null ||
+  echo "-I/usr/lib/x86_64-linux-gnu/openmpi/include")
+mpi_libs=$(pkg-config --libs ompi-c 2>/dev/null ||
+  echo "-L/usr/lib/x86_64-linux-gnu/openmpi/lib -lmpi")
 cat > "$prefix/lib/pkgconfig/hreduce.pc" <<PC
 prefix=$prefix
 includedir=\${prefix}/include

@@ -39,7 +39,8 @@ for c in reduce allreduce reduce_scatter_block scan exscan; do
   rows=$(grep -cE "^$c +.* ok$" "$out")
   [ "$rows" -eq 4 ] || fail "expected 4 rows for $c, got $rows"
   for i in hreduce mpi; do
-    grep -q "\"collective\": \"$c\", \"implementation\": \"$i\"" "$json" || fail "no $i record for $c"
+    grep -q "\"collective\": \"$c\", \"implementation\": \"$i\"" "$json" ||
+      fail "no $i record for $c"
   done
 done
 records=$(grep -c '"collective"' "$json")

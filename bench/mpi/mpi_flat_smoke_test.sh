@@ -17,7 +17,8 @@ rows=$(grep -cE ' ok$' "$TEST_TMPDIR/out.txt")
 [ "$rows" -eq 28 ] || fail "expected 28 rows marked ok, got $rows"
 for c in reduce allreduce reduce_scatter_block scan exscan; do
   for i in mpi_flat hreduce; do
-    grep -q "\"collective\": \"$c\", \"implementation\": \"$i\"" "$json" || fail "no $i record for $c"
+    grep -q "\"collective\": \"$c\", \"implementation\": \"$i\"" "$json" ||
+      fail "no $i record for $c"
   done
 done
 records=$(grep -c '"collective"' "$json")

@@ -109,8 +109,8 @@ std::string message(const Parts&... parts) {
 }
 
 // This member's own argument errors; empty when fine. The fine path builds
-// no strings: it runs on every call (inline: out of line it cost 100
-// instructions a call, a fifth of a one-member call).
+// no strings: it runs on every call (inline: out of line, the call alone
+// was a large share of a one-member call).
 // `team_options`: the team's defaults, validated when it was built.
 [[gnu::always_inline]] inline std::string local_problem(const Call& call, int rank, int size,
                                                         const CollectiveOptions& team_options) {
@@ -376,8 +376,7 @@ void prefetch_next_slots(const CallContext& ctx, std::size_t input_bytes) {
 // must first take the lines back (a read-for-ownership, one cross-core
 // round trip). Asking for them now, once no one reads the next slot any
 // more, overlaps that transfer with the rest of this call and whatever the
-// caller does before the next one (up to 17 % less per small call:
-// hreduce bench --max-bytes 512 --members 2, with and without it in turns).
+// caller does before the next one.
 void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
   if (ctx.seq + 1 >= ctx.me.everyone_reached + kSlots) return;
   prefetch_slot<1>(ctx.controls[ctx.me.rank].announce[(ctx.seq + 1) % kSlots], input_bytes);
@@ -390,9 +389,8 @@ void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
 // previous call: then the next 6 calls need no check. Each look costs a
 // cross-core transfer (the others have written those lines since), and a
 // member that keeps running ahead would otherwise pay one every call.
-// The first look makes small reduce, scan and exscan about 12 % faster
-// (hreduce bench --max-bytes 512 --members 2, with and without it in
-// turns); waiting for a later call, so as to look less often, was no faster.
+// Waiting for a later call instead, so as to look less often, was no
+// faster.
 [[gnu::noinline]] void wait_for_slot(const CallContext& ctx) {
   const std::uint64_t target = ctx.seq - kSlots + 1;
   const std::uint64_t previous = ctx.seq - 1;
@@ -516,8 +514,7 @@ void execute_call(MemberState& me, const Call& call) {
   arrive(ctx);
   me.everyone_reached = seq;
   // Waking blocked waiters only now takes the fence off the critical path
-  // (by now the store has long been visible: 10 % off a two-member
-  // exchange, bench/core_to_core), and it cannot deadlock: a member
+  // (by now the store has long been visible), and it cannot deadlock: a member
   // blocked on our word is in this call's arrive, or ran ahead and waits
   // in a later call for this slot; either way it has already published
   // this call, so none of our waits needed it awake.

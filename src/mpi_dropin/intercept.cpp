@@ -91,7 +91,7 @@ int class_of(const std::string& text) {
 // What this thread's previous call resolved: programs repeat the same
 // call on the same communicator, and finding its combiner and team again,
 // each behind a thread-local lookup of its own, was a sixth of a small
-// call (callgrind, an exscan of 4 bytes on two processes).
+// call.
 // Its null handles are plain nulls: Open MPI's MPI_*_NULL are casts, which
 // would make the thread-local start at run time, behind a guard.
 struct Recent {

@@ -40,7 +40,7 @@ Counters& counters();
 
 // Calls served by one thread. Only that thread writes it, with a plain load
 // and store: a locked add on every call is a full barrier on x86, which
-// waited for the call's stores to reach the other core (docs/performance.md).
+// waited for the call's stores to reach the other core.
 struct ServedTally {
   std::atomic<unsigned long> served{0};
   bool counted = false;  // in served_calls() (count_in)

@@ -20,11 +20,14 @@ g++ -O2 "$example" $(pkg-config --cflags --libs hreduce) -o "$work/example"
 "$work/example" > "$work/example.out"
 echo "C++ example built with g++ \$(pkg-config --cflags --libs hreduce) and run"
 mpicc -O2 "$mpi_program" -o "$work/mpi_program" $(pkg-config --libs hreduce-mpi) -lpthread
-readelf -d "$work/mpi_program" | grep -q "libhreduce_mpi.so" || { echo "not linked to libhreduce_mpi.so"; exit 1; }
+readelf -d "$work/mpi_program" | grep -q "libhreduce_mpi.so" ||
+  { echo "not linked to libhreduce_mpi.so"; exit 1; }
 mpirun --oversubscribe --bind-to none -np 2 -x HREDUCE_MPI_VERBOSE=1 \
   --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
   "$work/mpi_program" 2>&1 | tee "$work/mpi.out"
 grep -q "failures" "$work/mpi.out"
-served=$(sed -n 's/^hreduce: process [0-9]*: \([0-9]*\) calls served.*/\1/p' "$work/mpi.out" | sort -n | head -1)
+served=$(sed -n 's/^hreduce: process [0-9]*: \([0-9]*\) calls served.*/\1/p' "$work/mpi.out" |
+  sort -n | head -1)
 [ -n "$served" ] && [ "$served" -gt 0 ] || { echo "the linked library served no call"; exit 1; }
-echo "MPI program built with mpicc ... \$(pkg-config --libs hreduce-mpi): $served calls served by hreduce"
+echo "MPI program built with mpicc ... \$(pkg-config --libs hreduce-mpi):" \
+  "$served calls served by hreduce"
