@@ -48,7 +48,8 @@ expect "BM_Memcpy/bytes:4096/"
 expect "Ratios of medians: baseline time / hreduce time"
 for row in "allreduce             double" "allreduce             minloc" "reduce_scatter_block" \
   "exscan"; do
-  grep -qE "^${row} +(int32|double|minloc)? *2 +4 KiB" <<<"${log}" || fail "no ratio row: ${row} 2 4 KiB"
+  grep -qE "^${row} +(int32|double|minloc)? *2 +4 KiB" <<<"${log}" ||
+    fail "no ratio row: ${row} 2 4 KiB"
 done
 expect "Context: single-thread memcpy"
 

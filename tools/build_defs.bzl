@@ -12,8 +12,13 @@ def hreduce_cc_test(name, srcs = None, deps = [], **kwargs):
         added.
       **kwargs: everything else (size, tags, copts, ...) goes to cc_test
         unchanged; the tags "sanitize", "asan" and "ubsan" choose the
-        sanitizer runs of .ci/run.
+        sanitizer runs of .ci/run. A test that names neither size nor
+        timeout gets timeout "short": most take seconds, and Bazel warns
+        when a test's timeout class (medium's moderate, by default) is far
+        above its time.
     """
+    if "size" not in kwargs and "timeout" not in kwargs:
+        kwargs["timeout"] = "short"
     cc_test(
         name = name,
         srcs = srcs if srcs != None else [name + ".cpp"],

@@ -32,8 +32,12 @@ chmod -R u+w "$prefix/include/hreduce"
 # (cp, not install(1): this script is itself `install` in Bazel's runfiles.)
 cp -f "$root/libhreduce.so" "$root/libhreduce_mpi.so" "$prefix/lib/"
 chmod 0755 "$prefix/lib/libhreduce.so" "$prefix/lib/libhreduce_mpi.so"
-mpi_cflags=$(pkg-config --cflags ompi-c 2>/dev/null || echo "-I/usr/lib/x86_64-linux-gnu/openmpi/include")
-mpi_libs=$(pkg-config --libs ompi-c 2>/dev/null || echo "-L/usr/lib/x86_64-linux-gnu/openmpi/lib -lmpi")
+# The release, as `hreduce --version` gives it.
+version=$(tr -d '[:space:]' <"$root/VERSION")
+mpi_cflags=$(pkg-config --cflags ompi-c 2>/dev/null ||
+  echo "-I/usr/lib/x86_64-linux-gnu/openmpi/include")
+mpi_libs=$(pkg-config --libs ompi-c 2>/dev/null ||
+  echo "-L/usr/lib/x86_64-linux-gnu/openmpi/lib -lmpi")
 cat > "$prefix/lib/pkgconfig/hreduce.pc" <<PC
 prefix=$prefix
 includedir=\${prefix}/include
@@ -41,7 +45,7 @@ libdir=\${prefix}/lib
 
 Name: hreduce
 Description: reduction collectives over threads and MPI processes (C++20 API)
-Version: 0.1
+Version: $version
 Cflags: -std=c++20 -I\${includedir} $mpi_cflags
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lhreduce
 PC
@@ -51,7 +55,7 @@ libdir=\${prefix}/lib
 
 Name: hreduce-mpi
 Description: MPI_Allreduce and its siblings served by hreduce (link before MPI)
-Version: 0.1
+Version: $version
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lhreduce_mpi $mpi_libs
 PC
 echo "hreduce installed in $prefix (pkg-config: PKG_CONFIG_PATH=$prefix/lib/pkgconfig)"

@@ -2,11 +2,15 @@
  * style of the OSU micro-benchmarks, in plain MPI: run it with
  * libhreduce_mpi.so preloaded (dropin_latency.sh does). For each size the
  * program times blocks of calls to MPI_X (served by the library) and to
- * PMPI_X (Open MPI's own) in turns on the same ranks, after a warm-up, and
- * reports for each the median over blocks of the mean time per call, then
- * the average, minimum and maximum of that over ranks.
+ * PMPI_X (Open MPI's own) in turns on the same ranks, after a warm-up. A
+ * block's time is the slowest rank's mean time per call; each side's row
+ * gives the average, minimum and maximum over its blocks, and the ratio of
+ * the averages (Open MPI's over hreduce's).
  *
  *   dropin_latency [--max-bytes B] [--min-time-ms T] [--collectives LIST]
+ *
+ * LIST: comma-separated names from allreduce, reduce, reduce_scatter_block,
+ * scan, exscan, each matched whole (default: all).
  *
  * Sizes go from 4 B to 4 MiB per rank (×4), MPI_FLOAT and MPI_SUM. First,
  * the cost of a communicator's first calls, where the library builds its
@@ -15,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "src/cli/byte_size.h"
 
 enum Coll { ALLREDUCE, REDUCE, REDUCE_SCATTER_BLOCK, SCAN, EXSCAN, NCOLL };
 static const char* names[] = {"allreduce", "reduce", "reduce_scatter_block", "scan", "exscan"};
@@ -43,9 +49,40 @@ static int call(int coll, int ours, const float* in, float* out, int count, MPI_
   }
 }
 
-static int compare_doubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
+/* Average, minimum and maximum of n > 0 values. */
+typedef struct {
+  double avg, min, max;
+} Stats;
+
+static Stats stats_of(const double* values, int n) {
+  Stats s = {0, values[0], values[0]};
+  for (int i = 0; i < n; ++i) {
+    s.avg += values[i] / n;
+    if (values[i] < s.min) s.min = values[i];
+    if (values[i] > s.max) s.max = values[i];
+  }
+  return s;
+}
+
+/* Which collectives `list` names (each whole, comma-separated), as flags;
+ * NULL names all. Returns the first unknown name, or NULL. */
+static const char* chosen(const char* list, int wanted[NCOLL]) {
+  for (int c = 0; c < NCOLL; ++c) wanted[c] = list == NULL;
+  if (list == NULL) return NULL;
+  static char unknown[64];
+  for (const char* at = list; *at != '\0';) {
+    const size_t len = strcspn(at, ",");
+    int known = 0;
+    for (int c = 0; c < NCOLL; ++c) {
+      if (len == strlen(names[c]) && strncmp(at, names[c], len) == 0) wanted[c] = known = 1;
+    }
+    if (!known && len > 0) {
+      snprintf(unknown, sizeof unknown, "%.*s", (int)len, at);
+      return unknown;
+    }
+    at += len + (at[len] == ',');
+  }
+  return NULL;
 }
 
 /* Mean seconds per call of `iterations` calls, the slowest rank's. */
@@ -58,26 +95,45 @@ static double block(int coll, int ours, const float* in, float* out, int count, 
   return slowest;
 }
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  long max_bytes = 4L << 20;
-  double min_seconds = 0.2;
+typedef struct {
+  long max_bytes;
+  double min_seconds;
+  int wanted[NCOLL];
+} Options;
+
+/* Reads the options into *o; 0 after rank 0 said what was wrong. */
+static int parse_options(int argc, char** argv, int rank, Options* o) {
+  o->max_bytes = 4L << 20;
+  o->min_seconds = 0.2;
   const char* only = NULL;
   for (int a = 1; a + 1 < argc; a += 2) {
-    if (strcmp(argv[a], "--max-bytes") == 0) max_bytes = atol(argv[a + 1]);
-    if (strcmp(argv[a], "--min-time-ms") == 0) min_seconds = atof(argv[a + 1]) / 1000;
+    if (strcmp(argv[a], "--max-bytes") == 0) {
+      size_t bytes = 0;
+      if (!hreduce_parse_byte_count(argv[a + 1], &bytes) || bytes < 4 || bytes > (256UL << 20)) {
+        if (rank == 0) {
+          fprintf(stderr, "dropin_latency: --max-bytes wants 4 B to 256 MiB, %s; got '%s'\n",
+                  hreduce_byte_count_forms(), argv[a + 1]);
+        }
+        return 0;
+      }
+      o->max_bytes = (long)bytes;
+    }
+    if (strcmp(argv[a], "--min-time-ms") == 0) o->min_seconds = atof(argv[a + 1]) / 1000;
     if (strcmp(argv[a], "--collectives") == 0) only = argv[a + 1];
   }
-  const int max_count = (int)(max_bytes / 4) * size + size;
-  float* in = malloc(sizeof(float) * (size_t)max_count);
-  float* out = malloc(sizeof(float) * (size_t)max_count);
-  for (int i = 0; i < max_count; ++i) in[i] = (float)((rank + i) % 7);
+  const char* unknown = chosen(only, o->wanted);
+  if (unknown != NULL && rank == 0) {
+    fprintf(stderr,
+            "dropin_latency: --collectives: '%s' is not one of allreduce, reduce, "
+            "reduce_scatter_block, scan, exscan\n",
+            unknown);
+  }
+  return unknown == NULL;
+}
 
-  /* A new communicator's first calls: the library hands the first two to
-   * PMPI, builds the team at the third (collective), then serves. */
+/* A new communicator's first calls: the library hands the first two to
+ * PMPI, builds the team at the third (collective), then serves. */
+static void print_first_calls(const float* in, float* out, int rank) {
   for (int c = 0; c < 2; ++c) {
     MPI_Comm fresh;
     MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
@@ -97,13 +153,34 @@ int main(int argc, char** argv) {
       printf("\n");
     }
   }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Options options;
+  if (!parse_options(argc, argv, rank, &options)) {
+    MPI_Finalize();
+    return 2;
+  }
+  const long max_bytes = options.max_bytes;
+  const double min_seconds = options.min_seconds;
+  const int* wanted = options.wanted;
+  const int max_count = (int)(max_bytes / 4) * size + size;
+  float* in = malloc(sizeof(float) * (size_t)max_count);
+  float* out = malloc(sizeof(float) * (size_t)max_count);
+  for (int i = 0; i < max_count; ++i) in[i] = (float)((rank + i) % 7);
+
+  print_first_calls(in, out, rank);
   if (rank == 0) {
     printf("%-22s %10s %12s %10s %10s %12s %10s %10s %8s\n", "# collective", "bytes", "hreduce avg",
            "min", "max", "mpi avg", "min", "max", "mpi/hr");
   }
 
   for (int c = 0; c < NCOLL; ++c) {
-    if (only && !strstr(only, names[c])) continue;
+    if (!wanted[c]) continue;
     for (long bytes = 4; bytes <= max_bytes; bytes *= 4) {
       const int count = (int)(bytes / 4) * (c == REDUCE_SCATTER_BLOCK ? size : 1);
       for (int w = 0; w < 5; ++w) { /* warm-up, both sides */
@@ -126,16 +203,12 @@ int main(int argc, char** argv) {
         spent += (ours[blocks] + theirs[blocks]) * iterations;
         ++blocks;
       }
-      qsort(ours, (size_t)blocks, sizeof(double), compare_doubles);
-      qsort(theirs, (size_t)blocks, sizeof(double), compare_doubles);
-      double med[2] = {ours[blocks / 2], theirs[blocks / 2]}, sum[2], lo[2], hi[2];
-      PMPI_Reduce(med, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-      PMPI_Reduce(med, lo, 2, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-      PMPI_Reduce(med, hi, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      /* Every rank holds the same block times (the slowest rank's). */
+      const Stats mine = stats_of(ours, blocks), mpi = stats_of(theirs, blocks);
       if (rank == 0) {
         printf("%-22s %10ld %12.2f %10.2f %10.2f %12.2f %10.2f %10.2f %8.2f\n", names[c], bytes,
-               sum[0] / size * 1e6, lo[0] * 1e6, hi[0] * 1e6, sum[1] / size * 1e6, lo[1] * 1e6,
-               hi[1] * 1e6, (sum[1] / size) / (sum[0] / size));
+               mine.avg * 1e6, mine.min * 1e6, mine.max * 1e6, mpi.avg * 1e6, mpi.min * 1e6,
+               mpi.max * 1e6, mpi.avg / mine.avg);
         fflush(stdout);
       }
     }

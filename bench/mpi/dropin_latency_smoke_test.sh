@@ -1,15 +1,52 @@
 #!/usr/bin/env bash
 # The drop-in latency benchmark runs end to end (tiny sizes, short timing):
-# a row per collective and size, with both columns and a ratio.
+# a row per collective and size, with both sides' average, minimum and
+# maximum over the timed blocks and the ratio of the averages; --collectives
+# picks by whole names; an unknown name is refused.
 set -euo pipefail
 program=$1 library=$(realpath "$2")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-out=$(mpirun --oversubscribe --bind-to none -np 2 -x LD_PRELOAD="$library" \
-  --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
-  "$program" --max-bytes 64 --min-time-ms 1)
+run() {
+  mpirun --oversubscribe --bind-to none -np 2 -x LD_PRELOAD="$library" \
+    --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+    "$program" --max-bytes 64 --min-time-ms 1 "$@"
+}
+out=$(run)
 echo "$out"
 for c in allreduce reduce reduce_scatter_block scan exscan; do
   rows=$(echo "$out" | awk -v c=$c '$1 == c && NF == 9' | wc -l)
   [ "$rows" -eq 3 ] || { echo "expected 3 rows of $c, got $rows"; exit 1; }
 done
 echo "$out" | grep -q "first new communicator's first 5" || { echo "no first-call figures"; exit 1; }
+# Fields: collective, bytes, hreduce avg min max, mpi avg min max, ratio.
+# The ratio within what rounding each printed figure to 0.01 allows.
+bad=$(echo "$out" | awk 'function abs(x) { return x < 0 ? -x : x }
+  NF == 9 && $1 !~ /^#/ && !($4 <= $3 && $3 <= $5 && $7 <= $6 && $6 <= $8 &&
+    abs($9 - $6 / $3) <= $9 * (0.006 / $3 + 0.006 / $6) + 0.006)')
+[ -z "$bad" ] || { echo "rows where min <= avg <= max or the ratio of the averages fails:"; echo "$bad"; exit 1; }
+spread=$(echo "$out" | awk 'NF == 9 && $1 !~ /^#/ && ($4 < $5 || $7 < $8)' | wc -l)
+[ "$spread" -gt 0 ] || { echo "min and max are equal on every row: not statistics over blocks"; exit 1; }
+# --max-bytes takes units (the CLI's parser): 64B is 64, and 1Q is refused.
+units=$(run --collectives scan --max-bytes 64B | awk '$1 == "scan" {print $2}' | tr '\n' ' ')
+[ "$units" = "4 16 64 " ] || { echo "--max-bytes 64B gave sizes: $units"; exit 1; }
+if run --max-bytes 1Q >/dev/null 2>"${TEST_TMPDIR:-/tmp}/err"; then
+  echo "--max-bytes 1Q was accepted"
+  exit 1
+fi
+grep -q -- "--max-bytes wants 4 B to 256 MiB, an integer with an optional unit" "${TEST_TMPDIR:-/tmp}/err" || {
+  echo "no message for --max-bytes 1Q"
+  exit 1
+}
+# Whole names: allreduce alone is not reduce too (it was a substring match).
+only=$(run --collectives allreduce)
+rows=$(echo "$only" | awk 'NF == 9 && $1 !~ /^#/ {print $1}' | sort -u | tr '\n' ' ')
+[ "$rows" = "allreduce " ] || { echo "--collectives allreduce ran: $rows"; exit 1; }
+if run --collectives allreduce,scatter >/dev/null 2>"${TEST_TMPDIR:-/tmp}/err"; then
+  echo "--collectives scatter was accepted"
+  exit 1
+fi
+grep -q "'scatter' is not one of" "${TEST_TMPDIR:-/tmp}/err" || {
+  echo "no message naming 'scatter'"
+  exit 1
+}
+echo "all checks passed"

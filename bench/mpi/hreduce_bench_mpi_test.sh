@@ -16,15 +16,31 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out=$TEST_TMPDIR/out.txt
 json=$TEST_TMPDIR/mpi.json
-bench --members 2 --json "$json" > "$out"
+err=$TEST_TMPDIR/err.txt
+bench --members 2 --json "$json" > "$out" 2> "$err"
 cat "$out"
+# What the node level does is said once, then what differs per collective:
+# every collective's line is shorter than the shared one.
+[ "$(grep -c '^  every collective: a call of 4096 bytes per member over 2 processes' "$out")" -eq 1 ] ||
+  fail "the shared explanation is not printed once"
+shared_len=$(grep '^  every collective: ' "$out" | wc -c)
+for c in reduce allreduce reduce_scatter_block scan exscan; do
+  [ "$(grep -c "^  $c: " "$out")" -eq 1 ] || fail "no line of its own for $c"
+  len=$(grep "^  $c: " "$out" | wc -c)
+  [ "$len" -lt "$shared_len" ] || fail "$c's own line ($len chars) repeats the shared one"
+done
+[ "$(grep -c 'shared segment of' "$out")" -eq 1 ] || fail "the node level is described more than once"
+# stdout is a file: a progress line per row on stderr, from rank 0 alone.
+progress=$(grep -cE '^hreduce bench --mpi: [0-9]+/20 rows done' "$err")
+[ "$progress" -eq 20 ] || { cat "$err"; fail "$progress progress lines on stderr, want 20"; }
 grep -q WRONG "$out" && fail "a result differs from the oracle"
 grep -q '4 members in 2 process' "$out" || fail "expected a team of 4 members in 2 processes"
 for c in reduce allreduce reduce_scatter_block scan exscan; do
   rows=$(grep -cE "^$c +.* ok$" "$out")
   [ "$rows" -eq 4 ] || fail "expected 4 rows for $c, got $rows"
   for i in hreduce mpi; do
-    grep -q "\"collective\": \"$c\", \"implementation\": \"$i\"" "$json" || fail "no $i record for $c"
+    grep -q "\"collective\": \"$c\", \"implementation\": \"$i\"" "$json" ||
+      fail "no $i record for $c"
   done
 done
 records=$(grep -c '"collective"' "$json")

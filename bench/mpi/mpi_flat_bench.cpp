@@ -23,6 +23,7 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/team.hpp"
+#include "src/cli/byte_size.hpp"
 #include "src/compare/record.hpp"
 #include "src/compare/runner.hpp"
 #include "src/compare/sampling.hpp"
@@ -276,7 +277,7 @@ Settings parse(int argc, char** argv) {
     if (a == "--json") {
       s.json = v;
     } else if (a == "--max-bytes") {
-      s.max_bytes = std::stoull(v);
+      s.max_bytes = hreduce::cli::byte_count_or_throw("mpi_flat_bench", a, v, 8);
     } else if (a == "--step") {
       s.step = std::max<std::size_t>(2, std::stoull(v));
     } else if (a == "--min-time-ms") {
@@ -288,7 +289,6 @@ Settings parse(int argc, char** argv) {
                   "' (--json FILE, --max-bytes B, --step K, --min-time-ms T, --settle-us U)");
     }
   }
-  if (s.max_bytes < 8) throw Error("mpi_flat_bench: --max-bytes must be at least 8");
   return s;
 }
 

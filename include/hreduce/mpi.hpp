@@ -52,11 +52,11 @@ struct MpiTeamOptions {
   // MPI messages; only the first process of each node sends messages.
   // Applies when every node's processes are consecutive ranks.
   bool shared_memory = true;
-  // Staging chunk per process of that segment: the segment holds
-  // 2 × (processes on the node + 1) chunks whatever the vector length.
-  // 256 KiB took 10–40 % less time than 64 KiB from 256 KiB vectors up
-  // (fewer cross-process handshakes; hreduce bench --mpi
-  // --node-chunk-bytes, docs/performance.md).
+  // Staging chunk per process of that segment: the segment holds a ring of
+  // (processes on the node + 1) chunks per buffer, as many buffers as fit
+  // in 32 MiB (2 to 8), whatever the vector length. Larger chunks mean
+  // fewer cross-process handshakes per call (hreduce bench --mpi
+  // --node-chunk-bytes compares sizes).
   std::size_t node_chunk_bytes = std::size_t{256} << 10;
   // TeamOptions::timeout for a team spanning processes when it is zero:
   // a process that stops answering then fails the others after this long

@@ -2,6 +2,8 @@
 // name the option.
 #pragma once
 
+#include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "hreduce/error.hpp"
+#include "src/cli/byte_size.hpp"
 
 namespace hreduce::cli {
 
@@ -29,6 +32,20 @@ class Args {
         throw ArgumentError(command + ": unknown argument '" + a + "' (try: hreduce help)");
       }
     }
+    for (const char* name : {"--json", "--plot", "--xml"}) {
+      if (has(name)) values_[name] = user_path(values_[name]);
+    }
+  }
+
+  // Under `bazel run` the program runs in its runfiles tree: a relative
+  // file name means the directory the user ran Bazel from, which Bazel
+  // passes as BUILD_WORKING_DIRECTORY.
+  static std::string user_path(const std::string& path) {
+    const char* user_directory = std::getenv("BUILD_WORKING_DIRECTORY");
+    if (path.empty() || path.front() == '/' || user_directory == nullptr || *user_directory == 0) {
+      return path;
+    }
+    return std::string(user_directory) + "/" + path;
   }
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
@@ -54,6 +71,14 @@ class Args {
                           std::to_string(min_value) + ", got '" + *text + "'");
     }
     return value;
+  }
+
+  // A byte count with an optional unit (byte_size.hpp), at least min_bytes.
+  std::size_t get_bytes(const std::string& name, std::size_t fallback,
+                        std::size_t min_bytes) const {
+    auto text = get(name);
+    if (!text) return fallback;
+    return byte_count_or_throw(command_, name, *text, min_bytes);
   }
 
  private:

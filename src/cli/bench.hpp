@@ -14,6 +14,12 @@
 
 namespace hreduce::cli {
 
+// A row whose samples spread more than this (interquartile range over the
+// median, in any of its implementations) gets a '!': its ratios compare
+// noise. With the 7 or more samples a row takes, the median itself is then
+// uncertain by tens of percent, more than most differences the ratios show.
+inline constexpr double kNoisySpread = 0.5;
+
 // Vector sizes per member: 8 B, ×step, ... up to max_bytes, and max_bytes
 // itself when the steps miss it.
 std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step);
@@ -28,6 +34,9 @@ std::vector<detail::compare::Collective> chosen_collectives(const Args& args);
 // run_to_run, each once, in the order given; hreduce runs at each of them
 // beside its plain (run_to_run) calls. Throws ArgumentError naming a bad one.
 std::vector<Reproducibility> chosen_levels(const Args& args);
+
+// Under the table, when some rows were marked noisy (kNoisySpread).
+void print_noise_note(int noisy_rows, int rows);
 
 // Both return the process's exit status: non-zero when a result was wrong.
 // With MPI, every process of MPI_COMM_WORLD calls run_mpi_bench; only rank 0

@@ -16,6 +16,7 @@
 #include "hreduce/team.hpp"
 #include "machine_options.hpp"
 #include "src/cli/bench.hpp"
+#include "src/cli/byte_size.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/mpi_session.hpp"
 #include "src/common/names.hpp"
@@ -44,10 +45,8 @@ CollectiveOptions collective_options(const Args& args, int radix) {
     }
     options.tree = *shape;
   }
-  options.tree_max_bytes = static_cast<std::size_t>(
-      args.get_int("--tree-max-bytes", static_cast<int>(options.tree_max_bytes), 0));
-  options.chunk_bytes = static_cast<std::size_t>(
-      args.get_int("--chunk-bytes", static_cast<int>(options.chunk_bytes), 8));
+  options.tree_max_bytes = args.get_bytes("--tree-max-bytes", options.tree_max_bytes, 0);
+  options.chunk_bytes = args.get_bytes("--chunk-bytes", options.chunk_bytes, 8);
   return options;
 }
 
@@ -89,18 +88,7 @@ std::vector<std::size_t> explicit_sizes(const std::string& list) {
   std::vector<std::size_t> sizes;
   std::stringstream entries(list);
   for (std::string entry; std::getline(entries, entry, ',');) {
-    std::size_t used = 0;
-    unsigned long long bytes = 0;
-    try {
-      bytes = std::stoull(entry, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (entry.empty() || used != entry.size() || bytes == 0 || entry[0] == '-') {
-      throw ArgumentError("hreduce bench: --sizes wants byte counts >= 1, comma-separated, got '" +
-                          entry + "' in '" + list + "'");
-    }
-    sizes.push_back(static_cast<std::size_t>(bytes));
+    sizes.push_back(byte_count_or_throw("hreduce bench", "--sizes (in '" + list + "')", entry, 1));
   }
   if (sizes.empty()) throw ArgumentError("hreduce bench: --sizes is empty");
   std::sort(sizes.begin(), sizes.end());
@@ -137,7 +125,7 @@ int bench_command(const std::vector<std::string>& argv) {
   }
   const MpiSession mpi(args.has("--mpi"));
   const MachineChoice choice = choose_machine("hreduce bench", args);
-  const std::size_t max_bytes = static_cast<std::size_t>(args.get_int("--max-bytes", 64 << 20, 8));
+  const std::size_t max_bytes = args.get_bytes("--max-bytes", std::size_t{64} << 20, 8);
   const double min_seconds = args.get_int("--min-time-ms", 200, 1) / 1000.0;
   const std::size_t step = static_cast<std::size_t>(args.get_int("--step", 8, 2));
 

@@ -4,8 +4,8 @@
 // — are checked against the sequential oracle and then sampled interleaved
 // on the same buffers and the same pinned cores. Each row gives hreduce's
 // median and, per baseline, baseline time / hreduce time: above 1 means
-// hreduce is faster; against the limit it is the fraction of the least
-// possible memory traffic's speed that hreduce reaches. With
+// hreduce is faster. The limit kernel is a reference, not a bound: the
+// least traffic plus a barrier per call (limit_runner.cpp). With
 // --reproducibility, hreduce also runs at each named level (per-call
 // options) in the same rounds, and the row gives that time and its ratio to
 // hreduce's own, so a level's cost is read off at every size.
@@ -106,7 +106,7 @@ std::string level_ratio_header(Reproducibility level) {
 
 void print_header(const std::vector<cmp::Implementation>& implementations,
                   const std::vector<Reproducibility>& levels) {
-  std::printf("%-21s %-10s %8s %11s %8s %7s", "collective", "type", "bytes", "hreduce us", "GB/s",
+  std::printf("%-21s %-10s %8s %11s %8s %7s ", "collective", "type", "bytes", "hreduce us", "GB/s",
               "spread");
   for (Reproducibility level : levels) {
     std::printf(" %11s %11s", level_time_header(level).c_str(), level_ratio_header(level).c_str());
@@ -143,13 +143,19 @@ void print_level_cells(const cmp::CaseResult& result, const std::vector<Reproduc
   }
 }
 
+// Whether some implementation of the row spread past kNoisySpread.
+bool noisy(const cmp::CaseResult& result) {
+  return std::any_of(result.records.begin(), result.records.end(),
+                     [](const cmp::Record& r) { return r.spread > kNoisySpread; });
+}
+
 void print_row(const cmp::Case& c, const cmp::CaseResult& result,
                const std::vector<cmp::Implementation>& implementations,
                const std::vector<Reproducibility>& levels) {
   const cmp::Record& ours = result.records.front();
-  std::printf("%-21s %-10s %8s %11.2f %8.2f %6.0f%%", ours.collective.c_str(), c.type.c_str(),
+  std::printf("%-21s %-10s %8s %11.2f %8.2f %6.0f%%%c", ours.collective.c_str(), c.type.c_str(),
               cmp::human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6, ours.gbps,
-              ours.spread * 100);
+              ours.spread * 100, noisy(result) ? '!' : ' ');
   print_level_cells(result, levels);
   for (std::size_t i = 1; i < implementations.size(); ++i) {
     const cmp::Record* theirs = record_named(result, std::string(cmp::name_of(implementations[i])));
@@ -178,6 +184,18 @@ void print_skip_notes(const cmp::Case& c, const cmp::CaseResult& result,
   }
 }
 
+void print_legend() {
+  std::printf(
+      "columns: spread = interquartile range of hreduce's samples / their median; '!' after it: "
+      "some implementation of the row spread more than %.0f%%, so the row's ratios are noise "
+      "(a busy machine: rerun on a quiet one)\n"
+      "  ×baseline = baseline time / hreduce time (> 1: hreduce faster); ×limit likewise, "
+      "against a kernel that moves the least bytes the collective needs and adds one barrier "
+      "per call: below 1, the fraction of its speed hreduce reaches; above 1 (small vectors, "
+      "where the barrier is most of its time), hreduce's own synchronisation costs less\n",
+      kNoisySpread * 100);
+}
+
 double memcpy_gbps(std::size_t bytes) {
   std::vector<double> per_call;
   const int calls = std::max<int>(1, static_cast<int>((16u << 20) / bytes));
@@ -186,6 +204,14 @@ double memcpy_gbps(std::size_t bytes) {
 }
 
 }  // namespace
+
+void print_noise_note(int noisy_rows, int rows) {
+  if (noisy_rows == 0) return;
+  std::printf(
+      "note: %d of %d rows spread more than %.0f%% (marked !): their ratios are noise; rerun "
+      "them on a quiet machine\n",
+      noisy_rows, rows, kNoisySpread * 100);
+}
 
 std::vector<cmp::Collective> chosen_collectives(const Args& args) {
   if (!args.has("--collectives"))
@@ -206,9 +232,7 @@ int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>&
   sampling.settle_seconds = args.get_int("--settle-us", 10000, 0) / 1e6;
   std::printf("context: single-thread memcpy %.1f GB/s (read + write, %s)\n",
               memcpy_gbps(sizes.back()), cmp::human_bytes(sizes.back()).c_str());
-  std::printf(
-      "columns ×baseline: baseline time / hreduce time (> 1: hreduce faster; ×limit: "
-      "fraction of the least-traffic kernel's speed)\n");
+  print_legend();
   if (!levels.empty()) {
     std::printf(
         "columns [L]: hreduce with per-call reproducibility = L, sampled in turn with the "
@@ -217,20 +241,25 @@ int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>&
   print_header(implementations, levels);
   std::vector<cmp::Record> records;
   bool all_right = true;
+  int noisy_rows = 0;
   std::set<std::string> noted;
-  ProgressBar progress(static_cast<int>(cases.size()));
+  Progress progress(static_cast<int>(cases.size()), "hreduce bench");
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const cmp::Case& c = cases[k];
-    progress.show(static_cast<int>(k), std::string(cmp::name_of(c.collective)) + " " + c.type +
-                                           " " + cmp::human_bytes(c.bytes_per_member));
+    const std::string label = std::string(cmp::name_of(c.collective)) + " " + c.type + " " +
+                              cmp::human_bytes(c.bytes_per_member);
+    progress.starting(static_cast<int>(k), label);
     cmp::CaseResult result = cmp::measure_case(team, c, implementations, sampling, levels);
     progress.clear();
     print_row(c, result, implementations, levels);
     print_skip_notes(c, result, noted);
+    progress.finished(static_cast<int>(k + 1), label);
     all_right &= result.wrong.empty();
+    noisy_rows += noisy(result) ? 1 : 0;
     records.insert(records.end(), result.records.begin(), result.records.end());
   }
   progress.clear();
+  print_noise_note(noisy_rows, static_cast<int>(cases.size()));
   if (auto path = args.get("--json")) cmp::write_json(*path, records);
   if (auto path = args.get("--plot")) {
     cmp::write_svg(*path, records,

@@ -1,34 +1,34 @@
 // hreduce: the command-line face of the runtime.
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hreduce/error.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/version.hpp"
 #include "src/common/environment.hpp"
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: hreduce <command> [options]
+using hreduce::cli::Command;
 
-commands:
-  bench   compare hreduce with OpenMP, oneTBB and the memory-traffic limit on
-          this machine (every collective, checked against a sequential oracle);
-          with --mpi, compare it with MPI's own collectives over MPI processes
-  topo    print the machine, the members' placement and the reduction tree
-  probe   measure this machine (core-to-core, memory, fold, across processes,
-          MPI with --mpi) and write its description (docs/machine.md)
-  help    this text
-
-machine options (bench, topo):
+constexpr const char* kMachineOptions = R"(machine options:
   --synthetic STR    use an hwloc synthetic topology, e.g. "pack:2 numa:2 core:4 pu:2"
   --xml FILE         use an hwloc XML topology (from `lstopo FILE.xml`)
   --members T        team size (default: one per core)
   --placement P      compact (default) or scatter
   --levels LIST      grouping levels, outermost first, e.g. numa,l3,core
   --radix K          fan-in of the trees inside each group (default 2)
-bench options:
-  --max-bytes B      largest vector per member (default 64 MiB); sizes go 8 B, ×step, ...
+)";
+
+constexpr const char* kByteUnits =
+    R"(byte counts (B above) take K = 1000, Ki = 1024, M, Mi, G, Gi, optionally followed by B:
+  --max-bytes 1Mi is 1048576 bytes, --max-bytes 1M is 1000000
+)";
+
+constexpr const char* kBenchOptions = R"(bench options:
+  --max-bytes B      largest vector per member (default 64Mi); sizes go 8 B, ×step, ...
   --step K           size factor between rows (default 8)
   --sizes L          instead of --max-bytes/--step: these bytes per member, comma-
                      separated (e.g. 8,100,4096,1000000; rounded down to whole
@@ -52,7 +52,7 @@ bench options:
                      counts threads per process (default 1); takes --collectives,
                      --json and --plot, not --implementations, --types or --settle-us
   --node-chunk-bytes B  with --mpi: staging chunk per process of the shared segment
-                     through which a node's processes combine (default 262144)
+                     through which a node's processes combine (default 256Ki)
   --no-shared-memory with --mpi: a node's processes exchange MPI messages instead
                      of sharing a segment (for A/B runs)
   --zero-copy        with --mpi: hreduce's buffers come from Team::allocate, so a
@@ -62,53 +62,121 @@ bench options:
   --algorithm A      automatic (default), tree or sliced
   --tree S           hierarchical (default), binomial, knomial, binary, flat, chain
   --tree-max-bytes B largest vector automatic sends down the tree (default 4096)
-  --chunk-bytes B    sliced algorithm's chunk (default 16384)
-topo options:
+  --chunk-bytes B    sliced algorithm's chunk (default 16Ki)
+)";
+
+constexpr const char* kTopoOptions = R"(topo options:
   --dot              print the reduction tree as Graphviz DOT
-probe options:
-  --json FILE        write the machine description (schema hreduce-machine/1)
-  --plot FILE.svg    latency and bandwidth matrices as heatmaps
-  --quick            a few seconds instead of about a minute (smaller samples)
-  --mpi              under mpirun: MPI point-to-point latency and bandwidth too
   --mpi              under mpirun: a team over MPI_COMM_WORLD (--members threads per
                      process, default 1); prints the node's processes, the PUs of
                      their members, and where the node segment's pages sit
+  --node-chunk-bytes B, --no-shared-memory  with --mpi: as for bench
 )";
 
-}  // namespace
+constexpr const char* kProbeOptions = R"(probe options:
+  --json FILE        write the machine description (schema hreduce-machine/1, docs/machine.md)
+  --plot FILE.svg    latency and bandwidth matrices as heatmaps
+  --quick            a few seconds instead of about a minute (smaller samples)
+  --mpi              under mpirun: MPI point-to-point latency and bandwidth too
+)";
 
-// The usage, then every environment variable hreduce reads (one table:
+// Every command: its name, its line in `hreduce help`, its own options,
+// whether it also takes the machine options, and what runs it. A new
+// command is one more row.
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"bench",
+       "compare hreduce with OpenMP, oneTBB and the memory-traffic limit on\n"
+       "          this machine (every collective, checked against a sequential oracle);\n"
+       "          with --mpi, compare it with MPI's own collectives over MPI processes",
+       kBenchOptions, true, hreduce::cli::bench_command},
+      {"topo", "print the machine, the members' placement and the reduction tree", kTopoOptions,
+       true, hreduce::cli::topo_command},
+      {"probe",
+       "measure this machine (core-to-core, memory, fold, across processes,\n"
+       "          MPI with --mpi) and write its description (docs/machine.md)",
+       kProbeOptions, false, hreduce::cli::probe_command},
+  };
+  return table;
+}
+
+const Command* find_command(std::string_view name) {
+  for (const Command& c : commands()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+// Every environment variable hreduce reads (one table:
 // src/common/environment.hpp).
-void print_usage(std::ostream& out) {
-  out << kUsage << "\nenvironment (overrides the options in code):\n";
+void print_environment(std::ostream& out) {
+  out << "\nenvironment (overrides the options in code):\n";
   for (const hreduce::detail::EnvironmentVariable& v : hreduce::detail::kEnvironment) {
     out << "  " << v.name << "\n      " << v.meaning << "\n      unset: " << v.fallback << "\n";
   }
 }
 
+void print_command_options(const Command& c, std::ostream& out) {
+  out << '\n' << c.options;
+  if (c.machine_options) out << '\n' << kMachineOptions;
+}
+
+// `hreduce help`: every command and all their options.
+void print_usage(std::ostream& out) {
+  out << "usage: hreduce <command> [options]\n"
+         "       hreduce <command> --help    that command's options\n"
+         "       hreduce --version\n\ncommands:\n";
+  for (const Command& c : commands()) {
+    // Names up to 7 characters line their summaries up in one column.
+    const std::size_t pad = c.name.size() < 8 ? 8 - c.name.size() : 1;
+    out << "  " << c.name << std::string(pad, ' ') << c.summary << '\n';
+  }
+  out << "  help    this text\n";
+  for (const Command& c : commands()) out << '\n' << c.options;
+  out << '\n' << kMachineOptions << '\n' << kByteUnits;
+  print_environment(out);
+}
+
+// `hreduce <command> --help`: that command alone.
+void print_command_usage(const Command& c, std::ostream& out) {
+  out << "usage: hreduce " << c.name << " [options]\n\n  " << c.summary << '\n';
+  print_command_options(c, out);
+  out << '\n' << kByteUnits;
+  print_environment(out);
+}
+
+bool asks_for_help(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + (argc > 1 ? 2 : 1), argv + argc);
-  const std::string command = argc > 1 ? argv[1] : "help";
+  const std::string name = argc > 1 ? argv[1] : "help";
   try {
-    // `hreduce bench --help` and `hreduce topo --help`: the one usage text
-    // has every command's options.
-    for (const std::string& arg : args) {
-      if ((command == "bench" || command == "topo" || command == "probe") &&
-          (arg == "--help" || arg == "-h")) {
-        print_usage(std::cout);
-        return 0;
-      }
-    }
-    if (command == "topo") return hreduce::cli::topo_command(args);
-    if (command == "bench") return hreduce::cli::bench_command(args);
-    if (command == "probe") return hreduce::cli::probe_command(args);
-    if (command == "help" || command == "--help" || command == "-h") {
+    if (name == "help" || name == "--help" || name == "-h") {
       print_usage(std::cout);
       return 0;
     }
-    std::cerr << "hreduce: unknown command '" << command << "'\n";
-    print_usage(std::cerr);
-    return 2;
+    if (name == "--version") {
+      std::cout << hreduce::cli::version_text() << '\n';
+      return 0;
+    }
+    const Command* command = find_command(name);
+    if (command == nullptr) {
+      std::cerr << "hreduce: unknown command '" << name << "'\n";
+      print_usage(std::cerr);
+      return 2;
+    }
+    if (asks_for_help(args)) {
+      print_command_usage(*command, std::cout);
+      return 0;
+    }
+    return command->run(args);
   } catch (const hreduce::Error& e) {
     std::cerr << e.what() << '\n';
     return 1;

@@ -32,6 +32,8 @@
 #include "hreduce/error.hpp"
 #include "hreduce/team.hpp"
 #include "src/cli/bench.hpp"
+#include "src/cli/mpi_preamble.hpp"
+#include "src/cli/progress.hpp"
 #include "src/compare/problem.hpp"
 #include "src/compare/record.hpp"
 #include "src/compare/runner.hpp"
@@ -339,7 +341,7 @@ int column_width(const std::string& header) {
 }
 
 void print_header(const std::vector<Reproducibility>& levels) {
-  std::printf("%-22s %14s %12s %12s %12s", "collective", "bytes/member", "hreduce us", "mpi us",
+  std::printf("%-22s %14s %12s %12s %12s ", "collective", "bytes/member", "hreduce us", "mpi us",
               "mpi/hreduce");
   for (const std::string& header : level_headers(levels)) {
     std::printf(" %*s", column_width(header), header.c_str());
@@ -347,11 +349,18 @@ void print_header(const std::vector<Reproducibility>& levels) {
   std::printf(" %10s %10s  %s\n", "GB/s", "path", "check");
 }
 
+bool noisy(const Row& row) {
+  bool any = row.hreduce.spread > kNoisySpread || row.mpi.spread > kNoisySpread;
+  for (const cmp::Record& r : row.levels) any |= r.spread > kNoisySpread;
+  return any;
+}
+
 void print_row(const Row& row, const std::vector<Reproducibility>& levels) {
   const cmp::Record& ours = row.hreduce;
-  std::printf("%-22s %14s %12.2f %12.2f %12.2f", ours.collective.c_str(),
+  std::printf("%-22s %14s %12.2f %12.2f %12.2f%c", ours.collective.c_str(),
               cmp::human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6,
-              row.mpi.median_seconds * 1e6, row.mpi.median_seconds / ours.median_seconds);
+              row.mpi.median_seconds * 1e6, row.mpi.median_seconds / ours.median_seconds,
+              noisy(row) ? '!' : ' ');
   const std::vector<std::string> headers = level_headers(levels);
   for (std::size_t i = 0; i < row.levels.size(); ++i) {
     const double seconds = row.levels[i].median_seconds;
@@ -360,6 +369,27 @@ void print_row(const Row& row, const std::vector<Reproducibility>& levels) {
   }
   std::printf(" %10.2f %10s  %s\n", ours.gbps, row.path.c_str(), row.check.c_str());
   std::fflush(stdout);
+}
+
+// Rank 0, before the table: what runs, the buffers, the columns.
+void print_preamble(Team& team, const Args& args, const std::vector<Collective>& collectives,
+                    std::size_t largest, const std::vector<Reproducibility>& levels) {
+  print_explanations(team, collectives, largest);
+  std::printf("  hreduce's buffers: %s\n",
+              args.has("--zero-copy")
+                  ? "from Team::allocate (the node's processes read and write them in place)"
+                  : "private (copied through the node's staging chunks)");
+  std::printf(
+      "mpi/hreduce: MPI's time / hreduce's time (> 1: hreduce faster); '!' after it: hreduce's "
+      "or MPI's samples spread more than %.0f%% (interquartile range / median), so the ratio is "
+      "noise (a busy machine: rerun on a quiet one)\n",
+      kNoisySpread * 100);
+  if (!levels.empty()) {
+    std::printf(
+        "[L]: hreduce with per-call reproducibility = L, sampled in turn with the rest; "
+        "[L]/hreduce: its time / hreduce's (run_to_run) time (> 1: what L costs)\n");
+  }
+  print_header(levels);
 }
 
 // Only rank 0 writes files, but when it cannot, every process must stop
@@ -402,22 +432,7 @@ int run_mpi_bench(Team& team, const Args& args, const std::vector<std::size_t>& 
                             (args.has("--zero-copy") ? ", buffers from Team::allocate" : "");
   // Unwritable output paths fail now, not after minutes of measuring.
   if (!write_reports(speaker, args, {}, title)) return 1;
-  if (speaker) {
-    for (Collective kind : collectives) {
-      std::printf("  %s\n", team.explain(kind, sizes.back()).c_str());
-    }
-    std::printf("  hreduce's buffers: %s\n",
-                args.has("--zero-copy")
-                    ? "from Team::allocate (the node's processes read and write them in place)"
-                    : "private (copied through the node's staging chunks)");
-    std::printf("mpi/hreduce: MPI's time / hreduce's time (> 1: hreduce faster)\n");
-    if (!levels.empty()) {
-      std::printf(
-          "[L]: hreduce with per-call reproducibility = L, sampled in turn with the rest; "
-          "[L]/hreduce: its time / hreduce's (run_to_run) time (> 1: what L costs)\n");
-    }
-    print_header(levels);
-  }
+  if (speaker) print_preamble(team, args, collectives, sizes.back(), levels);
   std::vector<cmp::Record> records;
   bool all_ok = true;
   std::optional<SharedPool> pool;
@@ -430,15 +445,21 @@ int run_mpi_bench(Team& team, const Args& args, const std::vector<std::size_t>& 
     }
     pool.emplace(team, most);
   }
+  const int rows = static_cast<int>(collectives.size() * sizes.size());
+  int done = 0, noisy_rows = 0;
+  Progress progress(rows, "hreduce bench --mpi", speaker);
   for (Collective kind : collectives) {
     for (std::size_t bytes : sizes) {
       const Row row = measure(team, kind, bytes, min_seconds, pool ? &*pool : nullptr, levels);
       if (speaker) print_row(row, levels);
+      progress.finished(++done, std::string(name_of(kind)) + " " + cmp::human_bytes(bytes));
       all_ok &= row.check == "ok";
+      noisy_rows += noisy(row) ? 1 : 0;
       records.insert(records.end(), {row.hreduce, row.mpi});
       records.insert(records.end(), row.levels.begin(), row.levels.end());
     }
   }
+  if (speaker) print_noise_note(noisy_rows, rows);
   if (!write_reports(speaker, args, records, title)) return 1;
   if (!all_ok) {
     if (speaker) std::fprintf(stderr, "hreduce bench: some results differ (see column check)\n");

@@ -29,8 +29,7 @@ struct MpiSession {
 // --node-chunk-bytes and --no-shared-memory.
 inline MpiTeamOptions mpi_team_options(const Args& args) {
   MpiTeamOptions options;
-  options.node_chunk_bytes = static_cast<std::size_t>(
-      args.get_int("--node-chunk-bytes", static_cast<int>(options.node_chunk_bytes), 1));
+  options.node_chunk_bytes = args.get_bytes("--node-chunk-bytes", options.node_chunk_bytes, 1);
   options.shared_memory = !args.has("--no-shared-memory");
   return options;
 }

@@ -61,4 +61,36 @@ inline std::string marked(const Error& e) { return marked(kind_of(e), e.what());
   throw_error(kind, plain);
 }
 
+// How a broken team's messages end. Every later call repeats that the team
+// is unusable; without the way back, users rebuilt teams that one call
+// would have restored.
+inline constexpr std::string_view kNoLongerUsable = "the team is no longer usable";
+inline constexpr std::string_view kWayBack =
+    "the way back, where every member is alive: once all have left their calls, each process "
+    "calls Team::resynchronize() once, from one thread; a team whose processes exchange MPI "
+    "messages cannot be resynchronised: build a new one";
+
+// `text` with the way back after it, once.
+inline std::string with_way_back(std::string text) {
+  if (text.find(kWayBack) != std::string::npos) return text;
+  return text.append(" (").append(kWayBack).append(")");
+}
+
+// The message of a call on a team that broke earlier: `label` names the
+// call and member, `reason` is why the team broke (which may say already
+// that the team is unusable: it is said once).
+inline std::string broken_team_message(std::string_view label, std::string_view reason) {
+  const std::string ending = "; " + std::string(kNoLongerUsable);
+  if (reason.ends_with(ending)) reason.remove_suffix(ending.size());
+  // A reason relayed from a call that found the team broken already
+  // starts with the same words: keep only the first cause.
+  const std::string nested = std::string(kNoLongerUsable) + ": ";
+  if (const std::size_t at = reason.rfind(nested); at != std::string_view::npos) {
+    reason.remove_prefix(at + nested.size());
+  }
+  std::string text(label);
+  text.append(": ").append(kNoLongerUsable).append(": ").append(reason);
+  return with_way_back(std::move(text));
+}
+
 }  // namespace hreduce::detail

@@ -17,9 +17,9 @@ namespace hreduce::detail {
 
 // A call's time limit. The clock is read only when a wait first gets as
 // far as sleeping, and the limit counts from there: most waits end while
-// spinning, and a clock read at every call's start was an eighth of a
-// small call's time (perf on hreduce bench --mpi). The limit so starts at
-// most a few microseconds late.
+// spinning, and a clock read at every call's start was a noticeable share
+// of a small call's time. The limit so starts at most a few microseconds
+// late.
 struct Deadline {
   std::chrono::milliseconds timeout{0};
   bool active = false;
@@ -53,29 +53,20 @@ inline void cpu_relax() {
 // Spins before a waiter yields. With a core to itself a member spins a few
 // microseconds, the usual wait in a collective. When members outnumber the
 // CPUs, the member it waits for is likely queued behind it on the same CPU:
-// a long spin only delays it (4.6× slower small calls with 4 members on 2
-// cores: hreduce bench --members 4 --max-bytes 8, kSpinsAlone against 8).
+// a long spin only delays it, several times over for small calls.
 inline constexpr int kSpinsAlone = 512;
 inline constexpr int kSpinsShared = 8;
 
 // After those spins, a member that has a CPU of its own keeps polling this
 // long before it yields and sleeps. A sleeping member's CPU goes idle, and
-// waking it takes longer than the spins last (in the KVM guest we measure
-// on: 60–75 µs at the median, 0.1–3.7 ms at the 90th percentile,
-// `bazel run //bench:core_to_core`). Then the member it woke waits in turn
-// for longer than its spins, sleeps too, and every call pays a wake-up:
-// 2-member calls of 8 B–4 KiB took 15–17 µs (geometric mean over
-// `hreduce bench --max-bytes 4096 --collectives allreduce,scan,exscan`,
-// 17,600 context switches) instead of 1.0–1.3 µs with 1 ms of polling
-// (6,000). 1 ms still let one late member start such a chain now and then,
-// and a row's median went from 0.1–1.5 µs to 4–12 µs: 7 of 96 rows over
-// 2 µs with 1 ms against 1 of 96 with 10 ms (six alternating runs of
-// `hreduce bench --collectives reduce,allreduce,scan,exscan --types double
-// --max-bytes 4096 --implementations hreduce,tbb`). Polling only in the
-// wake-up's wake (10 ms after any member woke a sleeper, 1 ms otherwise)
-// did not help: 12 of 96. The price is up to 10 ms of a CPU per wait when
-// members arrive that far apart; libgomp polls about 1 ms by default
-// (GOMP_SPINCOUNT), Intel's OpenMP runtime 200 ms (KMP_BLOCKTIME).
+// waking it takes longer than the spins last (tens of microseconds, at
+// times milliseconds, in a virtual machine: `bazel run //bench:core_to_core`
+// shows it). Then the member it woke waits in turn for longer than its
+// spins, sleeps too, and every call pays a wake-up; 1 ms of polling still
+// let one late member start such a chain now and then, 10 ms rarely. The
+// price is up to 10 ms of a CPU per wait when members arrive that far
+// apart; libgomp polls about 1 ms by default (GOMP_SPINCOUNT), Intel's
+// OpenMP runtime 200 ms (KMP_BLOCKTIME).
 inline constexpr std::chrono::microseconds kKeepPollingAlone{10000};
 
 // How one team's members wait for each other, shared by all its progress
@@ -87,8 +78,7 @@ struct Waiting {
   // waiters only when there are some: libstdc++'s notify_all on a 64-bit
   // atomic always increments a process-wide counter, and the counter every
   // 128-byte-aligned word maps to is the same one, so on the fast path it
-  // cost every member a contended read-modify-write per call (17 ns of a
-  // 90 ns exchange between two cores, and 10 % of a 2-member 8 B allreduce).
+  // cost every member a contended read-modify-write per call.
   alignas(128) std::atomic<int> sleepers{0};
 };
 

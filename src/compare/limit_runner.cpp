@@ -1,9 +1,13 @@
-// The limit: on the team's own threads, each member reads its input once
-// and writes an equal share of the collective's outputs once — the least
-// memory traffic any implementation of the collective needs, with no
-// arithmetic dependence between members. Member r copies the first part of
-// its input into its share of the outputs and streams the rest through a
-// sum that the compiler cannot drop.
+// The limit: on the team's own threads, each member whose input the
+// collective reads (every member, but an exscan's last) reads it once, and
+// those members write an equal share each of the collective's outputs
+// once — the least memory traffic any implementation of the collective
+// needs, with no arithmetic dependence between members — then all meet at
+// a barrier, once per call. Member r copies the first part of its input
+// into its share of the outputs and streams the rest through a sum that
+// the compiler cannot drop. Small vectors are mostly that barrier, so it is
+// a reference to compare with, not a bound: hreduce's own synchronisation
+// may cost less.
 #include <algorithm>
 #include <vector>
 
@@ -31,8 +35,11 @@ class LimitRunner final : public Runner {
       total += outputs.back().bytes;
     }
     shares_.resize(p_.members);
-    for (int r = 0; r < p_.members; ++r) {
-      std::size_t lo = total * r / p_.members, hi = total * (r + 1) / p_.members, at = 0;
+    int readers = 0;
+    for (int m = 0; m < p_.members; ++m) readers += reads(m) ? 1 : 0;
+    // The readers are the first `readers` members (needs_input).
+    for (int r = 0; r < readers; ++r) {
+      std::size_t lo = total * r / readers, hi = total * (r + 1) / readers, at = 0;
       for (const Segment& s : outputs) {
         const std::size_t a = std::max(lo, at), b = std::min(hi, at + s.bytes);
         if (a < b) shares_[r].push_back({s.to + (a - at), b - a});
@@ -57,7 +64,10 @@ class LimitRunner final : public Runner {
   }
 
  private:
+  bool reads(int m) const { return needs_input(p_.collective, m, p_.members); }
+
   void touch(int r) {
+    if (!reads(r)) return;
     const char* in = reinterpret_cast<const char*>(p_.in[r].data());
     const std::size_t in_bytes = p_.count * sizeof(T);
     std::size_t read = 0;

@@ -102,6 +102,12 @@ inline bool has_output(Collective collective, int m) {
   return true;
 }
 
+// Whether the collective reads member m's input: an exscan never reads the
+// last member's.
+inline bool needs_input(Collective collective, int m, int members) {
+  return collective != Collective::exscan || m < members - 1;
+}
+
 template <class T>
 struct Problem {
   Problem(Collective c, int p, std::size_t n) : collective(c), members(p), count(n) {

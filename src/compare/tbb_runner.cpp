@@ -1,8 +1,8 @@
 // oneTBB: a task_arena with one slot per member; each call is a
 // parallel_for over the element range running the slice kernel, which TBB
 // splits and balances itself (the fastest formulation of these collectives
-// in TBB we found; see docs/performance.md for why parallel_reduce and parallel_scan do
-// not fit a reduction *across* members). The arena's threads are pinned
+// in TBB we found; docs/benchmarking.md says why parallel_reduce and
+// parallel_scan do not fit a reduction *across* members). The arena's threads are pinned
 // like the team's members by an observer.
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

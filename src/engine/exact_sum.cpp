@@ -437,8 +437,8 @@ void convert_out(const Word* w, std::size_t n, const Layout& layout, F* out) {
   }
 }
 
-// A long allreduce or reduce: rounding is the dearest step (4 ns a value,
-// performance.md), and every member (a reduce's root) would round the whole
+// A long allreduce or reduce: rounding is the dearest step of the
+// conversions, and every member (a reduce's root) would round the whole
 // vector. Instead a reduce_scatter of the integers gives each member one
 // block to round, and an allreduce (a reduce) with `bor` of the rounded
 // blocks, zeros elsewhere, hands every member (the root) all of them, bit

@@ -100,8 +100,8 @@ std::string message(const Parts&... parts) {
 }
 
 // This member's own argument errors; empty when fine. The fine path builds
-// no strings: it runs on every call (inline: out of line it cost 100
-// instructions a call, a fifth of a one-member call).
+// no strings: it runs on every call (inline: out of line, the call alone
+// was a large share of a one-member call).
 // `team_options`: the team's defaults, validated when it was built.
 [[gnu::always_inline]] inline std::string local_problem(const Call& call, int rank, int size,
                                                         const CollectiveOptions& team_options) {
@@ -244,8 +244,9 @@ std::string call_label(const CallContext& ctx) {
 
 [[noreturn, gnu::cold, gnu::noinline]] void fail_broken(MemberState& me, CollectiveKind kind) {
   abandon_slots(me);
-  throw_marked(std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank) +
-                   ": the team is no longer usable: " + me.team.broken_reason(),
+  throw_marked(broken_team_message(
+                   std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank),
+                   me.team.broken_reason()),
                ErrorKind::unusable, true);
 }
 
@@ -290,7 +291,7 @@ std::string call_label(const CallContext& ctx) {
     text += "; member(s) " + ran_ahead +
             " had already returned from this call, having only contributed to it";
   }
-  if (!in_step) text += "; the team is no longer usable";
+  if (!in_step) text += "; " + std::string(kNoLongerUsable);
   // The message may read other members' counts arrays: nobody leaves (and
   // frees them) until everyone has built its message.
   ctx.finish_together("reporting the error");
@@ -304,7 +305,7 @@ std::string call_label(const CallContext& ctx) {
   }
   ctx.team.break_team(text);
   abandon_slots(ctx.me);
-  throw_marked(text, ErrorKind::argument, true);
+  throw_marked(with_way_back(text), ErrorKind::argument, true);
 }
 
 // A wait ran past the team's timeout: members are no longer in step.
@@ -315,7 +316,7 @@ std::string call_label(const CallContext& ctx) {
                            std::to_string(ctx.team.timeout.count()) + " ms waiting for " +
                            waited_for;
   ctx.team.break_team(text);
-  throw UnusableTeamError(text + "; the team is no longer usable");
+  throw UnusableTeamError(with_way_back(text + "; " + std::string(kNoLongerUsable)));
 }
 
 // Kept out of arrive() so that the loop every call runs stays small.
@@ -366,8 +367,7 @@ void prefetch_next_slots(const CallContext& ctx, std::size_t input_bytes) {
 // must first take the lines back (a read-for-ownership, one cross-core
 // round trip). Asking for them now, once no one reads the next slot any
 // more, overlaps that transfer with the rest of this call and whatever the
-// caller does before the next one (up to 17 % less per small call:
-// hreduce bench --max-bytes 512 --members 2, with and without it in turns).
+// caller does before the next one.
 void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
   if (ctx.seq + 1 >= ctx.me.everyone_reached + kSlots) return;
   prefetch_slot<1>(ctx.controls[ctx.me.rank].announce[(ctx.seq + 1) % kSlots], input_bytes);
@@ -380,9 +380,8 @@ void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
 // previous call: then the next 6 calls need no check. Each look costs a
 // cross-core transfer (the others have written those lines since), and a
 // member that keeps running ahead would otherwise pay one every call.
-// The first look makes small reduce, scan and exscan about 12 % faster
-// (hreduce bench --max-bytes 512 --members 2, with and without it in
-// turns); waiting for a later call, so as to look less often, was no faster.
+// Waiting for a later call instead, so as to look less often, was no
+// faster.
 [[gnu::noinline]] void wait_for_slot(const CallContext& ctx) {
   const std::uint64_t target = ctx.seq - kSlots + 1;
   const std::uint64_t previous = ctx.seq - 1;
@@ -506,8 +505,7 @@ void execute_call(MemberState& me, const Call& call) {
   arrive(ctx);
   me.everyone_reached = seq;
   // Waking blocked waiters only now takes the fence off the critical path
-  // (by now the store has long been visible: 10 % off a two-member
-  // exchange, bench/core_to_core), and it cannot deadlock: a member
+  // (by now the store has long been visible), and it cannot deadlock: a member
   // blocked on our word is in this call's arrive, or ran ahead and waits
   // in a later call for this slot; either way it has already published
   // this call, so none of our waits needed it awake.

@@ -115,7 +115,7 @@ struct alignas(kControlAlign) Announcement {
   void* total_out = nullptr;  // scan / exscan of a multi-process team
   // A copy of the input, for calls small enough to go by mailbox. Up to
   // 16 bytes it shares the first line, and arrives with `seq` in one
-  // transfer: a second line cost 30 ns of an 80 ns exchange between two
+  // transfer: a second line took over a third of an exchange between two
   // cores. Longer inputs start on a line of their own, so that the copy and
   // the fold do not split vectors across lines. 16-byte alignment suits
   // every predefined type.

@@ -352,10 +352,9 @@ class HybridCall {
   // leader) reducing later chunks with the leader's exchange of earlier
   // ones. Where every process is a lone member there is nothing to overlap:
   // its leader would copy its input to its output and exchange the chunks
-  // one by one, in place. The whole vector in one exchange, from the input,
-  // took an allreduce of 1-4 MiB over two processes from 1.1-1.2x Open
-  // MPI's speed to 1.7-1.9x (docs/performance.md). Every process decides
-  // alike: the layout is the same everywhere.
+  // one by one, in place, for nothing; so the whole vector goes in one
+  // exchange, from the input. Every process decides alike: the layout is
+  // the same everywhere.
   bool pipelined() const {
     const InterOptions& o = group_.options();
     return o.pipeline_min_bytes > 0 && o.pipeline_chunk_bytes > 0 &&
@@ -690,8 +689,8 @@ class HybridCall {
   // operation takes the member's own buffers: the same node operation as
   // below, without the two local steps around it (checking the arguments
   // and handing the result and any failure to the process's members),
-  // which cost a small call more than the node operation itself (perf,
-  // docs/performance.md). Returns false where the general path must run.
+  // which cost a small call more than the node operation itself. Returns
+  // false where the general path must run.
   bool alone_on_one_node() {
     const CollectiveKind kind = call_.kind;
     if (!alone() || group_.multi_node() || me_.team.broken.load(std::memory_order_relaxed)) {

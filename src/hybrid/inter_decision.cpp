@@ -36,11 +36,10 @@ InterAlgorithm allreduce_algorithm(InterAlgorithm forced, int participants, std:
 }
 
 InterAlgorithm reduce_scatter_algorithm(InterAlgorithm forced, bool commutative) {
-  const InterAlgorithm wanted = forced != InterAlgorithm::automatic ? forced
-                                : commutative ? InterAlgorithm::pairwise
-                                              : InterAlgorithm::reduce_then_scatter;
-  return wanted == InterAlgorithm::pairwise && commutative ? InterAlgorithm::pairwise
-                                                           : InterAlgorithm::reduce_then_scatter;
+  const bool wants_pairwise =
+      forced == InterAlgorithm::automatic || forced == InterAlgorithm::pairwise;
+  return wants_pairwise && commutative ? InterAlgorithm::pairwise
+                                       : InterAlgorithm::reduce_then_scatter;
 }
 
 bool is_scan(CollectiveKind kind) {

@@ -103,9 +103,10 @@ void InterProcessGroup::build_node_level() {
   const std::size_t bytes = NodeGroup::segment_bytes(size, options_.node_chunk_bytes);
   SharedSegment segment =
       size > 1 ? SharedSegment::for_node(node_channel, bytes) : SharedSegment::anonymous(bytes);
-  node_ = std::make_unique<NodeGroup>(std::move(segment), node_channel.rank(), size, mine.front(),
-                                      options_.node_chunk_bytes, options_.timeout,
-                                      members_on_node > node_cpus(), options_.node_run_ahead);
+  node_ = std::make_unique<NodeGroup>(
+      std::move(segment), node_channel.rank(), size, mine.front(), options_.node_chunk_bytes,
+      options_.timeout, std::max(members_on_node, options_.host_members) > node_cpus(),
+      options_.node_run_ahead);
   if (multi_node() && mine.front() == layout_.process) {
     leaders_channel_ = std::make_unique<SubChannel>(*channel_, leaders);
   }

@@ -1,9 +1,11 @@
-// InterProcessGroup, the implementation of the engine's ProcessGroup
-// (src/engine/process_group.hpp) over the inter-process algorithms and the
-// node level. What a team spanning several processes knows about them: how
-// many members each contributes, which node each sits on, and the channel
-// between their leaders (each process's member 0). The shared-memory engine
-// calls hybrid_execute (hybrid_execute.cpp) for such a team.
+// InterProcessGroup, the engine's ProcessGroup (src/engine/process_group.hpp)
+// for a team spanning several processes. What the team knows about them:
+// how many members each contributes, which node each sits on, the channel
+// between the processes (spoken by each one's member 0, its leader), and,
+// where processes share a node, the node level (src/node/) with the channels
+// of the node and of the nodes' first processes. It picks the inter-process
+// algorithm for a call (pick, choose, explain: inter_process_group.cpp); the
+// engine runs each call through execute(), defined in hybrid_execute.cpp.
 #pragma once
 
 #include <chrono>
@@ -60,6 +62,9 @@ struct InterOptions {
   // How long a process waits for another of its node (zero: forever; a
   // process that dies is noticed regardless).
   std::chrono::milliseconds timeout{0};
+  // Members of all the processes on this machine (virtual nodes included):
+  // the node's waits yield early where they outnumber its CPUs.
+  int host_members = 0;
 };
 
 class InterProcessGroup : public ProcessGroup {

@@ -53,7 +53,9 @@ NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::s
   info.kind = kind;
   info.count = count;
   info.root = root;
-  info.type_name = op.type != nullptr ? op.type->name() : "";
+  info.type_name = op.type_name != nullptr ? op.type_name
+                   : op.type != nullptr    ? op.type->name()
+                                           : "";
   info.op_name = op.op_name;
   info.failure = failure;
   return info;
@@ -61,8 +63,9 @@ NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::s
 
 void finish_lone_member_call(MemberState& me, CollectiveKind kind, const std::string& failure) {
   if (me.team.broken.load(std::memory_order_relaxed)) {
-    throw_marked(std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank) +
-                     ": the team is no longer usable: " + me.team.broken_reason(),
+    throw_marked(broken_team_message(
+                     std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank),
+                     me.team.broken_reason()),
                  ErrorKind::unusable, true);
   }
   if (failure.empty()) return;

@@ -3,9 +3,8 @@
 // own buffers (HybridCall::alone_on_one_node, hybrid_execute.cpp). The MPI
 // drop-in, whose teams are all of that shape, runs such calls through
 // LoneMemberPath straight to the node level: the engine's entry, the
-// hybrid steps' set-up and their argument checks cost a 4-byte call more
-// than the node operation itself (perf), and an exscan of 64 KiB on two
-// processes 0.5 us (docs/performance.md).
+// hybrid steps' set-up and their argument checks cost a small call more
+// than the node operation itself, and a long one still a measurable share.
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "hreduce/error.hpp"
@@ -161,8 +162,18 @@ Team detail::build_mpi_team(MPI_Comm comm, int threads, TeamOptions options,
                           std::to_string(counts[p]) + " threads; each process needs at least 1");
     }
   }
-  detail::ProcessLayout layout{channel->rank(), counts,
-                               discover_nodes(*channel, procs_per_node(mpi))};
+  const int per_node = procs_per_node(mpi);
+  std::vector<int> node_of = discover_nodes(*channel, per_node);
+  // The members of every process on this machine, whatever virtual nodes
+  // HREDUCE_PROCS_PER_NODE makes: where they outnumber its CPUs, waits
+  // across processes yield early (two virtual nodes of 2 processes on 2
+  // cores spun as if each process had a core).
+  const std::vector<int> host_of = per_node > 0 ? discover_nodes(*channel, 0) : node_of;
+  for (int p = 0; p < channel->size(); ++p) {
+    if (host_of[p] == host_of[channel->rank()]) inter.host_members += counts[p];
+  }
+  channel->set_crowded(inter.host_members > static_cast<int>(std::thread::hardware_concurrency()));
+  detail::ProcessLayout layout{channel->rank(), counts, std::move(node_of)};
   inter.cost = {mpi.alpha_seconds, mpi.beta_seconds_per_byte};
   inter.by_node = mpi.by_node;
   inter.pipeline_min_bytes = mpi.pipeline_min_bytes;

@@ -1,9 +1,11 @@
 #include "src/mpi_dropin/datatypes.hpp"
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <complex>
 #include <cstring>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -274,6 +276,22 @@ std::size_t extent_of(MPI_Datatype type, MPI_Aint* lb = nullptr) {
   return static_cast<std::size_t>(extent);
 }
 
+// A contiguous or dup'ed type's name in messages. Open MPI names a dup
+// "Dup <the original's name>", which for an unnamed original reads "Dup ":
+// only a name the program gave stands.
+std::string derived_name(MPI_Datatype type, int combiner, std::size_t count,
+                         const std::string& inner) {
+  char given[MPI_MAX_OBJECT_NAME] = {};
+  int length = 0;
+  PMPI_Type_get_name(type, given, &length);
+  const std::string_view name(given, static_cast<std::size_t>(std::max(length, 0)));
+  if (!name.empty() && !(combiner == MPI_COMBINER_DUP && name.starts_with("Dup "))) {
+    return std::string(name);
+  }
+  if (combiner == MPI_COMBINER_DUP) return "MPI_Type_dup(" + inner + ")";
+  return "MPI_Type_contiguous(" + std::to_string(count) + ", " + inner + ")";
+}
+
 }  // namespace
 
 Datatype describe(MPI_Datatype type) {
@@ -286,6 +304,7 @@ Datatype describe(MPI_Datatype type) {
   if (d.code >= 0) {
     d.base = type;
     d.extent = type_table()[static_cast<std::size_t>(d.code)].extent;
+    d.name = type_table()[static_cast<std::size_t>(d.code)].name;
     return d;
   }
   int integers = 0, addresses = 0, types = 0, combiner = 0;
@@ -313,6 +332,7 @@ Datatype describe(MPI_Datatype type) {
   const std::size_t count =
       combiner == MPI_COMBINER_CONTIGUOUS ? static_cast<std::size_t>(ints[0]) : 1;
   d = below;
+  d.name = derived_name(type, combiner, count, below.name);
   d.multiplicity = below.multiplicity * count;
   MPI_Aint lb = 0;
   d.extent = extent_of(type, &lb);
@@ -329,6 +349,20 @@ Combiner::Combiner(MPI_Op op, const Datatype& type, MPI_Datatype original)
     return;
   }
   const TypeRow& row = type_table()[static_cast<std::size_t>(type.code)];
+  // A predefined op counts elements of the predefined type inside; a user
+  // op, elements of the caller's type.
+  const bool derived = type.base != original;
+  const bool predefined_op = find_op(op) >= 0;
+  type_name_ = !derived        ? type.name
+               : predefined_op ? std::string(row.name) + " (in " + type.name + ")"
+                               : type.name;
+  // The node's announcement keeps 63 characters of it (NodeGroup's slot,
+  // node_areas.hpp): a longer name is said shorter rather than cut.
+  if (type_name_.size() > 63) {
+    type_name_ = predefined_op ? std::string(row.name) + " (in a derived type)"
+                               : std::string("a derived type of ") + row.name;
+  }
+  erased_.type_name = type_name_.c_str();
   const int op_row = find_op(op);
   if (op == MPI_OP_NULL) {
     why_not_ = "MPI_OP_NULL";
@@ -358,6 +392,7 @@ Combiner::Combiner(MPI_Op op, const Datatype& type, MPI_Datatype original)
   type_ = type.base;
   if (erase_native(row.native, op_row, erased_)) {
     erased_.type = type_tag(type.code);
+    erased_.type_name = type_name_.c_str();
     erased_.op_name = o.name;
     return;
   }

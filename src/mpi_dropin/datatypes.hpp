@@ -29,6 +29,9 @@ struct Datatype {
   std::size_t multiplicity = 1;
   std::size_t extent = 0;  // bytes from one element of the datatype to the next
   std::string why_not;     // non-empty: not served, and why (for HREDUCE_MPI_VERBOSE)
+  // How messages name it: "MPI_DOUBLE", the name the program gave it
+  // (MPI_Type_set_name), or how it was built ("MPI_Type_contiguous(3, MPI_DOUBLE)").
+  std::string name;
 };
 Datatype describe(MPI_Datatype type);
 
@@ -55,6 +58,7 @@ class Combiner {
   MPI_Op op_;
   MPI_Datatype type_;  // what PMPI_Reduce_local combines
   std::string why_not_;
+  std::string type_name_;  // erased_.type_name points into it
 };
 
 // The combiner of a call on `type` with `op`. A predefined type with a

@@ -140,17 +140,45 @@ unsigned long served_calls() {
   return total;
 }
 
-void handed_on(const char* call, const std::string& why) {
-  counters().handed_on.fetch_add(1, std::memory_order_relaxed);
-  if (!settings().verbose || why.empty()) return;
+namespace {
+
+// Prints `line` after "hreduce: process R: ", the first time only.
+void say_once(const std::string& line) {
   static std::mutex mutex;
   static std::set<std::string> said;
   std::lock_guard lock(mutex);
-  if (said.insert(std::string(call) + ": " + why).second) {
+  if (said.insert(line).second) {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::fprintf(stderr, "hreduce: process %d: %s handed to PMPI: %s\n", rank, call, why.c_str());
+    std::fprintf(stderr, "hreduce: process %d: %s\n", rank, line.c_str());
   }
+}
+
+void count_handed_on() {
+  counters().handed_on.fetch_add(1, std::memory_order_relaxed);
+  // A program whose calls all go to PMPI builds no team, yet gets its
+  // summary at MPI_Finalize.
+  if (settings().verbose) make_keyvals();
+}
+
+}  // namespace
+
+void handed_on(const char* call, const std::string& why) {
+  count_handed_on();
+  if (settings().verbose) say_once(std::string(call) + " handed to PMPI: " + why);
+}
+
+void handed_on_during_warmup() {
+  count_handed_on();
+  if (settings().verbose) {
+    say_once("calls handed to PMPI: warm-up (each communicator's first " +
+             std::to_string(settings().warmup) +
+             " calls, before its team is built; HREDUCE_MPI_WARMUP_CALLS)");
+  }
+}
+
+void prepare_summary() {
+  if (settings().enabled && settings().verbose) make_keyvals();
 }
 
 unsigned teams_generation() { return generation.load(std::memory_order_relaxed); }

@@ -40,7 +40,7 @@ Counters& counters();
 
 // Calls served by one thread. Only that thread writes it, with a plain load
 // and store: a locked add on every call is a full barrier on x86, which
-// waited for the call's stores to reach the other core (docs/performance.md).
+// waited for the call's stores to reach the other core.
 struct ServedTally {
   std::atomic<unsigned long> served{0};
   bool counted = false;  // in served_calls() (count_in)
@@ -54,8 +54,14 @@ void count_in(ServedTally& tally);
 // Calls served by every thread of this process so far.
 unsigned long served_calls();
 
-// With HREDUCE_MPI_VERBOSE, says once per reason that `call` went to PMPI.
+// Count a call that went to PMPI. With HREDUCE_MPI_VERBOSE, say once per
+// call and reason that `call` went to PMPI, and once per process that
+// calls went there during a communicator's warm-up.
 void handed_on(const char* call, const std::string& why);
+void handed_on_during_warmup();
+// With HREDUCE_MPI_VERBOSE, makes MPI_Finalize print this process's summary
+// even where no call was intercepted.
+void prepare_summary();
 
 // The team of `comm`, or null when this call goes to PMPI (too early, an
 // intercommunicator, or building the team failed: `why` says which, empty

@@ -158,8 +158,9 @@ void NodeGroup::throw_broken() const {
     cpu_relax();
   }
   abandon();
-  throw_marked(std::string(to_string(kind_)) + ": the team is no longer usable: " +
-                   std::string(h.broken_text, strnlen(h.broken_text, sizeof h.broken_text)),
+  throw_marked(broken_team_message(
+                   to_string(kind_),
+                   std::string_view(h.broken_text, strnlen(h.broken_text, sizeof h.broken_text))),
                ErrorKind::unusable, true);
 }
 
@@ -171,7 +172,7 @@ void NodeGroup::break_node(const std::string& text) const {
     h.broken.store(2, std::memory_order_release);
   }
   abandon();
-  throw_marked(text, ErrorKind::unusable, true);
+  throw_marked(with_way_back(text), ErrorKind::unusable, true);
 }
 
 void NodeGroup::restart() {
@@ -263,8 +264,8 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   publish(mine.seq, op);
   // The next announcement's lines, taken back from the cores that read them
   // while nobody waits for them yet: that write then finds them here.
-  // (The cut-off stays out here: moved into prefetch_slot as a flag, an
-  // allreduce of 16 KiB on two processes took 3.4 -> 4.0 us, reason unknown.)
+  // (The cut-off stays out here: moved into prefetch_slot as a flag, it
+  // made a 16 KiB allreduce measurably slower, for reasons not found.)
   const bool long_payload = payload_bytes > kNodePrefetchedPayload;
   prefetch_slot<kForWriting>(area(rank_).slot[(op + 1) % kNodeSlots],
                              runs_ahead && long_payload ? 0 : payload_bytes);
@@ -489,9 +490,8 @@ std::string NodeGroup::reduce_small(const NodeReduction& r, bool kept_input) {
   if (!receives_prefix(r)) return {};
   const int upto = r.inclusive ? rank_ + 1 : rank_;
   // The prefix that is one process's input (an exscan's second process, a
-  // scan's first) is a copy of a few bytes: inline here, since the call
-  // into the fold (which would copy it too) cost an exscan of 4 B about 40
-  // instructions more (callgrind).
+  // scan's first) is a copy of a few bytes: inline here, cheaper than the
+  // call into the fold (which would copy it too).
   if (upto == 1) {
     copy_if_distinct(r.prefix, input(0), r.count * es);
   } else {

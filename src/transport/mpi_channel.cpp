@@ -75,7 +75,7 @@ void MpiChannel::complete(std::vector<MPI_Request>& requests, std::vector<MPI_St
     if (done) return;
     // Spin a little (a partner on another core answers in microseconds),
     // then let a partner that shares our core run.
-    if (polls > 1000) std::this_thread::yield();
+    if (polls > polls_before_yield_) std::this_thread::yield();
     if (timeout_.count() == 0 || (polls & 255) != 255) continue;
     const auto now = std::chrono::steady_clock::now();
     if (polls == 255) deadline = now + timeout_;

@@ -35,6 +35,9 @@ class MpiChannel final : public Channel {
   // (zero: it may wait forever). Messages go nonblocking and are tested
   // until then, since a blocking MPI_Recv could never give up.
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+  // The machine's processes outnumber its CPUs: a wait yields after a few
+  // polls, for the partner it waits for may need this CPU.
+  void set_crowded(bool crowded) { polls_before_yield_ = crowded ? kPollsCrowded : kPollsAlone; }
 
   // One send, receive or both, as its error messages name it: the text is
   // built only when an error is thrown (a message is on every call's path).
@@ -52,7 +55,14 @@ class MpiChannel final : public Channel {
   void complete(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
                 const Transfer& transfer);
 
+  // A partner on a core of its own answers within these polls; a wait
+  // that shares its CPU lets the partner run sooner (as kSpinsShared does
+  // for threads, src/common/wait.hpp).
+  static constexpr int kPollsAlone = 1000;
+  static constexpr int kPollsCrowded = 8;
+
   std::chrono::milliseconds timeout_{0};
+  int polls_before_yield_ = kPollsAlone;
   std::vector<MPI_Request> requests_;
   std::vector<MPI_Status> statuses_;
   MPI_Comm comm_ = MPI_COMM_NULL;

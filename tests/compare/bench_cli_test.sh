@@ -62,6 +62,24 @@ for c in ${collectives}; do
   bad=$(grep -E "^${c} " "${out}" | grep -vcE ' ok$')
   [[ ${bad} -eq 0 ]] || fail "${bad} row(s) of ${c} do not end in 'ok'"
 done
+# stdout is a file here: a progress line per finished row on stderr, the last
+# naming every row.
+progress=$(grep -cE "^hreduce bench: [0-9]+/${rows} rows done [(].*[)], [0-9]+ s$" "${err}")
+[[ ${progress} -eq ${rows} ]] || fail "${progress} progress lines on stderr, want ${rows} (one per row)"
+grep -qE "^hreduce bench: ${rows}/${rows} rows done" "${err}" || fail "no progress line for the last row"
+# The legend says what spread and the ratios are; the rows marked '!' (a
+# spread past the documented 50%) are counted under the table.
+grep -qF "columns: spread = interquartile range of hreduce's samples / their median; '!' after it: some implementation of the row spread more than 50%" \
+  "${out}" || fail "the legend does not explain spread and its mark"
+grep -qF "×limit likewise, against a kernel that moves the least bytes the collective needs and adds one barrier per call" \
+  "${out}" || fail "the legend does not say what ×limit is"
+marked=$(grep -cE '^(reduce|allreduce|reduce_scatter_block|scan|exscan) .*%!' "${out}")
+if [[ ${marked} -gt 0 ]]; then
+  grep -qE "^note: ${marked} of ${rows} rows spread more than 50% [(]marked ![)]" "${out}" ||
+    fail "${marked} rows marked noisy, but no note saying so"
+else
+  grep -q "rows spread more than" "${out}" && fail "a noise note with no row marked"
+fi
 members=$(sed -nE 's/^hreduce bench: ([0-9]+) members in 1 process.*/\1/p' "${out}")
 [[ -n "${members}" ]] || fail "the header line does not say how many members"
 
@@ -158,6 +176,35 @@ else
       fail "no JSON record for allreduce of ${t}"
   done
   grep -qE '"(median_seconds|gbps)": (0[,}]|-|null)' "${json}" && fail "a time or rate is not positive"
+fi
+
+# Each row is marked '!' exactly when one of its JSON records spread past 0.5.
+if [[ -n "${python}" && -s "${json}" ]]; then
+  if ! "${python}" - "${json}" "${out}" <<'EOF'
+import json, sys
+spread = {}
+for r in json.load(open(sys.argv[1])):
+    key = (r["collective"], r["type"], r["bytes_per_member"])
+    spread[key] = max(spread.get(key, 0), r["spread"])
+units = {"B": 1, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}
+problems = []
+for line in open(sys.argv[2]):
+    f = line.split()
+    if not f or f[0] not in ("reduce", "allreduce", "reduce_scatter_block", "scan", "exscan"):
+        continue
+    key = (f[0], f[1], int(f[2]) * units[f[3]])
+    marked = f[6].endswith("%!")
+    if key not in spread:
+        problems.append(f"{key}: no JSON record")
+    elif marked != (spread[key] > 0.5):
+        problems.append(f"{key}: marked {marked}, widest spread {spread[key]}")
+for p in problems:
+    print("FAIL:", p)
+sys.exit(1 if problems else 0)
+EOF
+  then
+    fail "the rows marked noisy do not match the JSON's spreads"
+  fi
 fi
 
 # --- The SVG plot --------------------------------------------------------------
@@ -269,18 +316,45 @@ n=$(grep -o '"implementation": "hreduce\[exact\]"' "${mpi_json}" | wc -l)
 [[ ${n} -eq 4 ]] || fail "--mpi: ${n} JSON records of hreduce[exact], want 4"
 
 # --- Usage on request -----------------------------------------------------------
-for command in "bench --help" "topo --help" "bench -h" "help"; do
+# `hreduce help` has every command; `hreduce <command> --help` that command's
+# options alone (and the machine options, the byte units and the
+# environment, which every command takes).
+# check_usage COMMAND WANT NOT_WANT: `hreduce COMMAND` exits 0 and prints a
+# line starting with each pattern of WANT (extended regexes, "_" for a
+# space) and none starting with a pattern of NOT_WANT.
+check_usage() {
+  local command="$1" want="$2" not_want="$3"
   # shellcheck disable=SC2086
   if ! "${hreduce}" ${command} >"${tmp}/usage.out" 2>&1; then
     fail "'hreduce ${command}' exited non-zero"
-  elif ! grep -q "^usage: hreduce" "${tmp}/usage.out" || ! grep -q "^topo options:" "${tmp}/usage.out"; then
-    fail "'hreduce ${command}' did not print the usage"
-  elif ! grep -q "^environment" "${tmp}/usage.out"; then
-    fail "'hreduce ${command}' did not list the environment variables"
-  else
-    echo "ok: 'hreduce ${command}' prints the usage"
+    return
   fi
-done
+  local before=${failures}
+  for pattern in ${want}; do
+    grep -qE "^${pattern//_/ }" "${tmp}/usage.out" || fail "'hreduce ${command}' lacks a line '${pattern}...'"
+  done
+  for pattern in ${not_want}; do
+    grep -qE "^${pattern//_/ }" "${tmp}/usage.out" && fail "'hreduce ${command}' has a line '${pattern}...'"
+  done
+  [[ ${failures} -eq ${before} ]] && echo "ok: 'hreduce ${command}' prints its usage"
+}
+both="machine_options: byte_counts environment"
+check_usage "help" "usage:_hreduce_<command> bench_options: topo_options: ${both}" ""
+check_usage "bench --help" "usage:_hreduce_bench bench_options: ${both}" "topo_options:"
+check_usage "bench -h" "usage:_hreduce_bench bench_options: ${both}" "topo_options:"
+check_usage "bench --mpi --help" "usage:_hreduce_bench bench_options:" "topo_options:"
+check_usage "topo --help" "usage:_hreduce_topo topo_options: ${both}" "bench_options:"
+
+# --version: the VERSION file's release and a commit (or "unknown").
+if ! "${hreduce}" --version >"${tmp}/version.out" 2>&1; then
+  fail "'hreduce --version' exited non-zero"
+elif ! grep -qE '^hreduce [0-9]+[.][0-9]+[^ ]* [(]commit ([0-9a-f]{7,}(-dirty)?|unknown)[)]$' \
+  "${tmp}/version.out"; then
+  fail "'hreduce --version' printed: $(cat "${tmp}/version.out")"
+else
+  echo "ok: $(cat "${tmp}/version.out")"
+fi
+"${hreduce}" version >/dev/null 2>&1 && fail "'hreduce version' is taken as a command"
 
 # Every HREDUCE_ variable the sources read is in the table --help prints
 # (src/common/environment.hpp; reading one outside it throws).
@@ -294,6 +368,17 @@ HREDUCE_TIMEOUT_MS=soon "${hreduce}" bench --members 2 --max-bytes 8 --min-time-
   >"${tmp}/env.out" 2>&1 && fail "a malformed HREDUCE_TIMEOUT_MS was accepted"
 grep -q "HREDUCE_TIMEOUT_MS must be a number of milliseconds >= 0, got 'soon'" "${tmp}/env.out" ||
   fail "a malformed HREDUCE_TIMEOUT_MS: no message naming it"
+
+# Under `bazel run`, relative --json and --plot names are the user's
+# directory's (BUILD_WORKING_DIRECTORY), not the runfiles tree's.
+mkdir -p "${tmp}/user_dir"
+rm -f "${tmp}/user_dir/run.json" "${tmp}/user_dir/run.svg"
+(cd "${tmp}" && BUILD_WORKING_DIRECTORY="${tmp}/user_dir" "${hreduce}" bench --members 2 \
+  --max-bytes 8 --min-time-ms 1 --settle-us 0 --collectives reduce --implementations hreduce \
+  --json run.json --plot run.svg >/dev/null 2>&1) || fail "bench under BUILD_WORKING_DIRECTORY failed"
+[[ -s "${tmp}/user_dir/run.json" && -s "${tmp}/user_dir/run.svg" ]] ||
+  fail "--json run.json --plot run.svg did not land in BUILD_WORKING_DIRECTORY"
+[[ -e "${tmp}/run.json" ]] && fail "--json run.json landed in the program's own directory"
 
 # --- Bad input: a clear message and a non-zero exit ----------------------------
 
@@ -351,6 +436,25 @@ expect_error "does not go with --mpi" --mpi --types double --json x
 expect_error "needs --mpi" --node-chunk-bytes 4096
 expect_error "needs --mpi" --no-shared-memory
 expect_error "needs --mpi" --zero-copy
+# Byte counts: units are taken wherever bytes are asked for (byte_size_test
+# has the parser's cases); a bad one names the option and the units.
+expect_error "--max-bytes wants a byte count, an integer with an optional unit: K = 1000, Ki = 1024" \
+  --max-bytes 1Q
+expect_error "--max-bytes wants at least 8 bytes, got '4B' (4 bytes)" --max-bytes 4B
+expect_error "--chunk-bytes wants a byte count" --chunk-bytes 16k4
+expect_error "--tree-max-bytes wants a byte count" --tree-max-bytes -1
+if "${hreduce}" bench --mpi --node-chunk-bytes 1.5Mi >"${tmp}/bad.out" 2>"${tmp}/bad.err"; then
+  fail "'bench --mpi --node-chunk-bytes 1.5Mi' exited 0"
+elif ! grep -qF -- "--node-chunk-bytes wants a byte count" "${tmp}/bad.err"; then
+  fail "'bench --mpi --node-chunk-bytes 1.5Mi': no message naming the option"
+  cat "${tmp}/bad.err"
+fi
+units_out="${tmp}/units.out"
+"${hreduce}" bench --members 2 --max-bytes 1Ki --step 16 --min-time-ms 1 --settle-us 0 \
+  --collectives reduce --implementations hreduce --chunk-bytes 4KiB --tree-max-bytes 0 \
+  >"${units_out}" 2>&1 || fail "bench with --max-bytes 1Ki --chunk-bytes 4KiB failed"
+sizes=$(grep -E '^reduce ' "${units_out}" | awk '{print $3 $4}' | tr '\n' ' ')
+[[ "${sizes}" == "8B 128B 1KiB " ]] || fail "--max-bytes 1Ki --step 16 gave sizes '${sizes}', want 8 B, 128 B, 1 KiB"
 
 if [[ ${failures} -ne 0 ]]; then
   echo "${failures} failure(s)"

@@ -9,7 +9,7 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 json=$tmp/sizes.json
-"$hreduce" bench --sizes 100,3,4096,100 --collectives allreduce,scan --types double,int32 \
+"$hreduce" bench --sizes 100,3,4Ki,100 --collectives allreduce,scan --types double,int32 \
   --implementations hreduce,limit --min-time-ms 1 --settle-us 0 --json "$json" >"$tmp/out" 2>&1
 rc=$?
 cat "$tmp/out"
@@ -22,7 +22,7 @@ seen = {}
 for r in records:
     if r["implementation"] != "hreduce": continue
     seen.setdefault((r["collective"], r["type"]), []).append(r["bytes_per_member"])
-# 3 B is one element; 100 B is 12 doubles (96 B) or 25 int32 (100 B); 4096 B as is.
+# 3 B is one element; 100 B is 12 doubles (96 B) or 25 int32 (100 B); 4Ki is 4096 B.
 want = {"double": [8, 96, 4096], "int32": [4, 100, 4096]}
 problems = []
 for c in ("allreduce", "scan"):
@@ -32,7 +32,7 @@ for p in problems: print("FAIL:", p)
 sys.exit(1 if problems else 0)
 PY
 
-for bad in "" "8,,16" "8,x" "0" "-8" "1e3"; do
+for bad in "" "8,,16" "8,x" "0" "-8" "1e3" "4Kx"; do
   out=$("$hreduce" bench --sizes "$bad" 2>&1) && fail "--sizes '$bad' accepted"
   echo "$out" | grep -q -- "--sizes" || fail "--sizes '$bad': $out"
 done

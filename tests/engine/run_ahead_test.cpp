@@ -298,8 +298,36 @@ TEST_CASE("a late disagreement on the root is caught by the root", "[engine][run
                               Catch::Contains("member(s) 1, 2 had already returned"));
   CHECK(messages[1].empty());
   CHECK(messages[2].empty());
+  // Both the failure and every later call name the way back.
+  CHECK_THAT(messages[0], Catch::Contains("Team::resynchronize()"));
   for (int r = 0; r < 3; ++r) {
     INFO("member " << r << ": " << next[r]);
-    CHECK_THAT(next[r], Catch::Contains("no longer usable") && Catch::Contains("member 1 has 2"));
+    CHECK_THAT(next[r], Catch::Contains("no longer usable") && Catch::Contains("member 1 has 2") &&
+                            Catch::Contains("Team::resynchronize()"));
+    // Said once, not once for the call and once more for the reason.
+    CHECK(next[r].find("no longer usable") == next[r].rfind("no longer usable"));
+  }
+  // Taking it: the team is usable again and reduces to the root named by
+  // every member, as a sequential sum says.
+  CHECK_FALSE(team.usable());
+  team.resynchronize();
+  CHECK(team.usable());
+  std::vector<double> results(3, -1);
+  std::vector<std::string> after(3);
+  team.run([&](Member& m) {
+    for (int root = 0; root < 3; ++root) {
+      const double x = 10.0 * root + m.rank();
+      try {
+        m.reduce(&x, m.rank() == root ? &results[root] : nullptr, 1, op::sum, root);
+      } catch (const Error& e) {
+        after[m.rank()] = e.what();
+      }
+    }
+  });
+  CHECK(after == std::vector<std::string>(3));
+  for (int root = 0; root < 3; ++root) {
+    double expected = 0;
+    for (int r = 0; r < 3; ++r) expected += 10.0 * root + r;
+    CHECK(results[root] == expected);
   }
 }

@@ -49,7 +49,8 @@ TEST_CASE("each regime's participants: processes, or node leaders") {
     CHECK(decide_between_processes(kind, 64, true, node_level(6, 3), o).participants == 3);
     CHECK(decide_between_processes(kind, 64, true, node_level(4, 1), o).participants == 1);
     // Grouping by node without a segment concerns allreduce alone.
-    const int grouped = decide_between_processes(kind, 64, true, messages(6, 3, true), o).participants;
+    const int grouped =
+        decide_between_processes(kind, 64, true, messages(6, 3, true), o).participants;
     CHECK(grouped == (kind == CollectiveKind::allreduce ? 3 : 6));
   }
 }
@@ -87,14 +88,14 @@ TEST_CASE("forced algorithms fall back as the executor does") {
   CHECK(decide_between_processes(CollectiveKind::reduce_scatter, 8, false, messages(4), o)
             .algorithm == InterAlgorithm::reduce_then_scatter);
   o.reduce_scatter = InterAlgorithm::reduce_then_scatter;
-  CHECK(decide_between_processes(CollectiveKind::reduce_scatter, 8, true, messages(4), o)
-            .algorithm == InterAlgorithm::reduce_then_scatter);
+  CHECK(
+      decide_between_processes(CollectiveKind::reduce_scatter, 8, true, messages(4), o).algorithm ==
+      InterAlgorithm::reduce_then_scatter);
 }
 
 TEST_CASE("the reason given is always for the choice made") {
-  const std::vector<InterShape> shapes = {messages(2),          messages(5),
-                                          messages(12, 3, true), node_level(4, 1),
-                                          node_level(9, 3),      node_level(64, 16)};
+  const std::vector<InterShape> shapes = {messages(2),      messages(5),      messages(12, 3, true),
+                                          node_level(4, 1), node_level(9, 3), node_level(64, 16)};
   const std::vector<InterAlgorithm> forced = {InterAlgorithm::automatic, InterAlgorithm::ring,
                                               InterAlgorithm::pairwise,
                                               InterAlgorithm::rabenseifner};

@@ -57,6 +57,20 @@ program dropin_fortran
   HANDLE(MPI_Datatype) :: pair_type
   HANDLE(MPI_Op) :: affine_op
   HANDLE(MPI_Comm) :: comm
+#if defined(MPIFH)
+  ! mpif.h declares no interfaces, so gfortran checks the calls to one
+  ! procedure against each other and flags a choice buffer passed as an
+  ! integer array here, a double array there, MPI_IN_PLACE (a scalar)
+  ! elsewhere. This is the interface Open MPI's `use mpi` gives the same
+  ! symbol (its ignore-TKR module): any type, kind and rank.
+  interface
+    subroutine MPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      real, dimension(*) :: sendbuf, recvbuf
+      integer :: count, datatype, op, comm, ierror
+    end subroutine MPI_Allreduce
+  end interface
+#endif
 
   call MPI_Init(ierr)
   call MPI_Comm_dup(MPI_COMM_WORLD, comm, ierr)

@@ -24,14 +24,17 @@ timeout 600 mpirun --oversubscribe --bind-to none -np "$np" "${env_args[@]}" \
   --mca mpi_yield_when_idle 1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
   "$program" 2>&1 | tee "$log" || status=$?
 [ $status -eq 0 ] || { echo "dropin_test failed (status $status)"; exit 1; }
-served=$(sed -n 's/^hreduce: process [0-9]*: \([0-9]*\) calls served.*/\1/p' "$log" | sort -n | head -1)
+served=$(sed -n 's/^hreduce: process [0-9]*: \([0-9]*\) calls served.*/\1/p' "$log" |
+  sort -n | head -1)
 if [ "$mode" = off ]; then
   if grep -q "calls served" "$log"; then echo "HREDUCE_MPI=off still intercepted calls"; exit 1; fi
 else
-  [ -n "$served" ] && [ "$served" -gt 0 ] || { echo "the library served no call on some process"; exit 1; }
+  [ -n "$served" ] && [ "$served" -gt 0 ] ||
+    { echo "the library served no call on some process"; exit 1; }
   echo "every process had calls served by hreduce (the fewest: $served)"
   if [ -n "$expected" ]; then
     counts=$(sed -n 's/^hreduce: process [0-9]*: \([0-9]*\) calls served.*/\1/p' "$log" | sort -u)
-    [ "$counts" = "$expected" ] || { echo "calls served: $counts, expected $expected on every process"; exit 1; }
+    [ "$counts" = "$expected" ] ||
+      { echo "calls served: $counts, expected $expected on every process"; exit 1; }
   fi
 fi

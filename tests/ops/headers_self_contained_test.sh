@@ -19,7 +19,8 @@ while IFS= read -r header; do
     "${cxx}" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"${include_dir}" -x c++ - 2>&1
   }
   if [[ "${name}" == hreduce/detail/* ]]; then
-    if log="$(compile <<<"#include \"${name}\"")" || [[ "${log}" != *"is internal: include"* ]]; then
+    if log="$(compile <<<"#include \"${name}\"")" ||
+      [[ "${log}" != *"is internal: include"* ]]; then
       echo "FAIL: ${name} does not refuse a direct include"
       echo "${log}" | head -20
       failures=$((failures + 1))

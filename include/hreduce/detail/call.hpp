@@ -56,6 +56,9 @@ struct ErasedOp {
   const char* op_name = "";
   // Predefined ops never throw; a user op may.
   bool may_throw = true;
+  // How messages between processes name the element type (the MPI
+  // drop-in's "MPI_DOUBLE"); null: `type`'s own name.
+  const char* type_name = nullptr;
 
   void apply(const void* a, const void* b, void* out, std::size_t n) const {
     combine(a, b, out, n, op);
@@ -78,7 +81,8 @@ ErasedOp erase_op(const Op& op) {
           &typeid(T),
           &typeid(Op),
           op_name(op).data(),
-          !is_predefined_op_v<Op>};
+          !is_predefined_op_v<Op>,
+          nullptr};
 }
 
 inline constexpr CollectiveOptions kDefaultCollectiveOptions{};
