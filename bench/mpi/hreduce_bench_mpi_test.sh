@@ -38,6 +38,9 @@ grep -q '4 members in 2 process' "$out" || fail "expected a team of 4 members in
 for c in reduce allreduce reduce_scatter_block scan exscan; do
   rows=$(grep -cE "^$c +.* ok$" "$out")
   [ "$rows" -eq 4 ] || fail "expected 4 rows for $c, got $rows"
+  # Up to 4 KiB, two processes' inputs travel in their announcements.
+  inline=$(grep -cE "^$c +.* inline +ok$" "$out")
+  [ "$inline" -eq 4 ] || fail "expected 4 rows of $c saying 'inline' across processes, got $inline"
   for i in hreduce mpi; do
     grep -q "\"collective\": \"$c\", \"implementation\": \"$i\"" "$json" ||
       fail "no $i record for $c"
@@ -53,6 +56,11 @@ grep -q WRONG "$single" && fail "a result differs (1 member per process)"
 rows=$(grep -cE '^(allreduce|scan) +.* ok$' "$single")
 [ "$rows" -eq 8 ] || fail "expected 8 rows for allreduce and scan, got $rows"
 grep -qE '^(reduce|reduce_scatter_block|exscan) ' "$single" && fail "--collectives was ignored"
+# Without the node level, the messages' algorithm.
+[ "$(grep -cE '^allreduce +.* recursive_doubling over 2 processes +ok$' "$single")" -eq 4 ] ||
+  fail "allreduce rows do not say recursive_doubling over 2 processes"
+[ "$(grep -cE '^scan +.* hypercube over 2 processes +ok$' "$single")" -eq 4 ] ||
+  fail "scan rows do not say hypercube over 2 processes"
 
 shared=$TEST_TMPDIR/shared.txt
 bench --max-bytes 262144 --zero-copy > "$shared"

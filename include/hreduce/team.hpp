@@ -292,6 +292,16 @@ class Team {
   // "sliced", for a predefined op with the team's default options (a user
   // op goes sliced where this says mailbox).
   std::string_view local_path(Collective collective, std::size_t bytes_per_member) const;
+  // What such a call moves between this team's processes, in a few words,
+  // from the same decisions a call makes: the node level's way ("inline",
+  // "single copy" or "chunks"), then the message algorithm and over how many
+  // nodes or processes (e.g. "chunks + rabenseifner over 4 nodes"; without
+  // the node level, e.g. "recursive_doubling over 3 processes"), prefixed
+  // "pipelined, " where a long allreduce overlaps its steps. Empty for a
+  // team of one process. A call whose buffers overlap so that the single
+  // copy cannot serve them takes the chunks. `bytes_per_member`: each
+  // member's input (for reduce_scatter, the whole vector).
+  std::string across_processes(Collective collective, std::size_t bytes_per_member) const;
   const Topology& topology() const;
   const Placement& placement() const;
   // The grouping levels of the hierarchical tree in use.

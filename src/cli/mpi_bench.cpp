@@ -267,6 +267,7 @@ struct Row {
   cmp::Record hreduce, mpi;
   std::vector<cmp::Record> levels;  // hreduce at each --reproducibility level, in order
   std::string path;                 // hreduce's shared-memory path inside each process
+  std::string across;               // what it moves between processes (Team::across_processes)
   std::string check;                // "ok", or what differed
 };
 
@@ -317,6 +318,7 @@ Row measure(Team& team, Collective kind, std::size_t bytes, double min_seconds,
           record(kind, "mpi", summaries[1], p, n),
           {},
           std::string(team.local_path(kind, n * sizeof(double))),
+          team.across_processes(kind, n * sizeof(double)),
           check};
   for (std::size_t i = 0; i < levels.size(); ++i) {
     row.levels.push_back(
@@ -346,7 +348,7 @@ void print_header(const std::vector<Reproducibility>& levels) {
   for (const std::string& header : level_headers(levels)) {
     std::printf(" %*s", column_width(header), header.c_str());
   }
-  std::printf(" %10s %10s  %s\n", "GB/s", "path", "check");
+  std::printf(" %10s %10s  %-32s %s\n", "GB/s", "path", "across processes", "check");
 }
 
 bool noisy(const Row& row) {
@@ -367,7 +369,8 @@ void print_row(const Row& row, const std::vector<Reproducibility>& levels) {
     std::printf(" %*.2f %*.2f", column_width(headers[2 * i]), seconds * 1e6,
                 column_width(headers[2 * i + 1]), seconds / ours.median_seconds);
   }
-  std::printf(" %10.2f %10s  %s\n", ours.gbps, row.path.c_str(), row.check.c_str());
+  std::printf(" %10.2f %10s  %-32s %s\n", ours.gbps, row.path.c_str(), row.across.c_str(),
+              row.check.c_str());
   std::fflush(stdout);
 }
 

@@ -42,6 +42,9 @@ class ProcessGroup {
   virtual void execute(MemberState& me, const Call& call) = 0;
   // Which inter-process algorithm a collective would run, and why.
   virtual std::string explain(CollectiveKind kind, std::size_t bytes, bool commutative) const = 0;
+  // What such a call (a predefined op, separate buffers, the team's
+  // options) moves between processes, in a few words (Team::across_processes).
+  virtual std::string route(CollectiveKind kind, std::size_t bytes) const = 0;
   // Whether a shape_independent call needs the processes' chain (the usual
   // steps would bracket by process).
   virtual bool left_fold_by_chain() const { return true; }

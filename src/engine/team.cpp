@@ -150,6 +150,11 @@ std::string Team::explain(Collective collective, std::size_t bytes_per_member,
   return state_->group->explain(kind, bytes_per_member, true) + "; " + local + level;
 }
 
+std::string Team::across_processes(Collective collective, std::size_t bytes_per_member) const {
+  if (!state_->group) return {};
+  return state_->group->route(kind_of(collective), bytes_per_member);
+}
+
 const Topology& Team::topology() const { return state_->topology; }
 const Placement& Team::placement() const { return state_->placement; }
 const std::vector<Level>& Team::levels() const { return state_->levels; }

@@ -348,18 +348,14 @@ class HybridCall {
     }
   }
 
-  // The pipeline overlaps a process's helpers (members other than its
-  // leader) reducing later chunks with the leader's exchange of earlier
-  // ones. Where every process is a lone member there is nothing to overlap:
-  // its leader would copy its input to its output and exchange the chunks
-  // one by one, in place, for nothing; so the whole vector goes in one
-  // exchange, from the input. Every process decides alike: the layout is
-  // the same everywhere.
+  // Lone members have nothing to overlap (inter_decision.hpp): their whole
+  // vector goes in one exchange, from the input. Every process decides
+  // alike: the layout is the same everywhere.
   bool pipelined() const {
     const InterOptions& o = group_.options();
-    return o.pipeline_min_bytes > 0 && o.pipeline_chunk_bytes > 0 &&
-           group_.some_process_has_helpers() &&
-           call_.count * call_.op.elem_size >= o.pipeline_min_bytes && problem_.empty();
+    return pipelines_allreduce(call_.count * call_.op.elem_size, o.pipeline_min_bytes,
+                               o.pipeline_chunk_bytes, group_.some_process_has_helpers()) &&
+           problem_.empty();
   }
 
   // Long vectors: the three steps overlap chunk by chunk (pipeline.cpp);

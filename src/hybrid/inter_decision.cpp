@@ -75,6 +75,12 @@ InterDecision decide_between_processes(CollectiveKind kind, std::size_t bytes, b
   return d;
 }
 
+bool pipelines_allreduce(std::size_t bytes, std::size_t pipeline_min_bytes,
+                         std::size_t pipeline_chunk_bytes, bool some_process_has_helpers) {
+  return pipeline_min_bytes > 0 && pipeline_chunk_bytes > 0 && some_process_has_helpers &&
+         bytes >= pipeline_min_bytes;
+}
+
 Choice explain_between_processes(CollectiveKind kind, std::size_t bytes, bool commutative,
                                  const InterShape& shape, const InterOverrides& overrides) {
   const InterDecision d = decide_between_processes(kind, bytes, commutative, shape, overrides);

@@ -46,6 +46,13 @@ struct InterDecision {
 InterDecision decide_between_processes(CollectiveKind kind, std::size_t bytes, bool commutative,
                                        const InterShape& shape, const InterOverrides& overrides);
 
+// Whether an allreduce of `bytes` per member overlaps the three steps chunk
+// by chunk (pipeline.cpp): only where some process has helpers (members
+// besides its leader) to reduce later chunks while the leader exchanges
+// earlier ones; lone members have nothing to overlap.
+bool pipelines_allreduce(std::size_t bytes, std::size_t pipeline_min_bytes,
+                         std::size_t pipeline_chunk_bytes, bool some_process_has_helpers);
+
 // The same decision with the cost model's reasoning (allocates).
 Choice explain_between_processes(CollectiveKind kind, std::size_t bytes, bool commutative,
                                  const InterShape& shape, const InterOverrides& overrides);

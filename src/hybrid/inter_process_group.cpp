@@ -7,6 +7,7 @@
 #include "hreduce/error.hpp"
 #include "hreduce/topology.hpp"
 #include "src/common/failure.hpp"
+#include "src/node/node_way.hpp"
 #include "src/topology/numa_memory.hpp"
 
 namespace hreduce::detail {
@@ -181,6 +182,36 @@ InterAlgorithm InterProcessGroup::pick(CollectiveKind kind, std::size_t bytes,
 
 Choice InterProcessGroup::choose(CollectiveKind kind, std::size_t bytes, bool commutative) const {
   return explain_between_processes(kind, bytes, commutative, inter_shape(), inter_overrides());
+}
+
+std::string InterProcessGroup::route(CollectiveKind kind, std::size_t bytes) const {
+  // `bytes`: each member's input (a reduce_scatter's whole vector), what
+  // the node level and the messages carry.
+  const InterDecision between =
+      decide_between_processes(kind, bytes, true, inter_shape(), inter_overrides());
+  std::string text;
+  // A pipelined allreduce hands the node level one chunk at a time.
+  std::size_t node_bytes = bytes;
+  if (kind == CollectiveKind::allreduce &&
+      pipelines_allreduce(bytes, options_.pipeline_min_bytes, options_.pipeline_chunk_bytes,
+                          some_process_has_helpers_)) {
+    text = "pipelined, ";
+    node_bytes = std::min(bytes, options_.pipeline_chunk_bytes);
+  }
+  if (node_) {
+    // A scan across nodes: the node's first process wants the node's total
+    // and its prefix both (hybrid_execute.cpp's node_level_scan).
+    const bool scan = kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
+    text += std::string(
+        to_string(node_way(kind, node_bytes, 1, false, node_->shape(), scan && multi_node())));
+    if (between.participants > 1) text += " + ";
+  }
+  if (between.participants > 1) {
+    const bool over_nodes = node_ != nullptr || (two_level() && kind == CollectiveKind::allreduce);
+    text += std::string(to_string(between.algorithm)) + " over " +
+            std::to_string(between.participants) + (over_nodes ? " nodes" : " processes");
+  }
+  return text;
 }
 
 // The node level folds the processes' partials in rank order (staged

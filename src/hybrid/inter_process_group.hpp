@@ -98,6 +98,7 @@ class InterProcessGroup : public ProcessGroup {
   InterAlgorithm pick(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   Choice choose(CollectiveKind kind, std::size_t bytes, bool commutative) const;
   std::string explain(CollectiveKind kind, std::size_t bytes, bool commutative) const override;
+  std::string route(CollectiveKind kind, std::size_t bytes) const override;
   bool left_fold_by_chain() const override;
   bool usable() const override;
   void resynchronize() override;

@@ -71,10 +71,8 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
                      bool run_ahead)
     : segment_(std::move(segment)), rank_(rank), size_(size), first_process_(first_process),
       chunk_(round_chunk(chunk_bytes)),
-      inline_bytes_(
-          std::clamp(kNodeInlineBudget / static_cast<std::size_t>(std::max(size - 1, 1)) / 64 * 64,
-                     kNodeInlineFloor, kNodeInline)),
-      inline_reduce_bytes_(size == 2 ? kNodeInlineReduce : inline_bytes_),
+      inline_bytes_(node_inline_bytes(size, CollectiveKind::allreduce)),
+      inline_reduce_bytes_(node_inline_bytes(size, CollectiveKind::reduce)),
       buffers_(static_cast<std::uint64_t>(buffers(size, chunk_bytes))), timeout_(timeout),
       spins_(crowded ? kSpinsShared : kSpinsAlone),
       keep_polling_(crowded ? std::chrono::microseconds(0) : std::chrono::microseconds(1000)),
@@ -401,7 +399,8 @@ std::string NodeGroup::agree(const NodeCallInfo& info) {
 
 std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) {
   const std::size_t bytes = r.count * r.op->elem_size;
-  if (bytes <= inline_bytes(info.kind) && !r.op->may_throw) {
+  const NodeWay way = node_way(info.kind, bytes, r.op->elem_size, r.op->may_throw, shape());
+  if (way == NodeWay::inline_announcement) {
     // A process that failed already may have no input to offer.
     const bool healthy = info.failure == nullptr;
     // Copying an input that nobody reads into the announcement cost the
@@ -451,7 +450,7 @@ std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) 
   std::string failure =
       announce_and_agree(info, nullptr, 0, r.prefix != nullptr && r.inclusive, &direct, false);
   if (!failure.empty() || r.count == 0) return failure;
-  const SingleCopyPlan plan = single_copy_plan(r);
+  const SingleCopyPlan plan = way == NodeWay::single_copy ? single_copy_plan(r) : SingleCopyPlan{};
   return plan.way != SingleCopyPlan::Way::none ? reduce_single_copy(r, plan) : reduce_chunked(r);
 }
 

@@ -87,6 +87,7 @@
 
 #include "hreduce/team.hpp"
 #include "src/common/wait.hpp"
+#include "src/node/node_way.hpp"
 #include "src/node/segment.hpp"
 #include "src/transport/channel.hpp"
 
@@ -234,6 +235,7 @@ class NodeGroup {
   std::string describe(const std::string& mine);
   std::string description(int rank) const;
   bool single_copy() const { return single_copy_; }
+  NodeShape shape() const { return {size_, chunk_, single_copy_}; }
   // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by
   // describe(); HREDUCE_NODE_ASYMMETRIC_FENCE=off in any process keeps it.
   bool light_publish() const { return light_publish_; }

@@ -41,11 +41,10 @@ Wanted wanted(const Direct& d, int p, bool inclusive) {
 
 NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) const {
   using Way = SingleCopyPlan::Way;
-  // Only what both processes announced decides: both take the same path.
-  if (!single_copy_ || size_ != 2) return {};
-  // An op that may throw would have to tell the other; the chunks do.
+  // Called where node_way() chose the single copy (two processes, a long
+  // enough vector, an op that cannot throw). Only what both processes
+  // announced decides the rest: both take the same path.
   const std::size_t es = r.op->elem_size, bytes = r.count * es;
-  if (r.op->may_throw || es > chunk_ || bytes < kNodeSingleCopyBytes) return {};
   const int s = static_cast<int>(ops_ % kNodeSlots);
   const Direct* d[2] = {&area(0).slot[s].direct, &area(1).slot[s].direct};
   if (d[0]->total == 2 || d[1]->total == 2) {

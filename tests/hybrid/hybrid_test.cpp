@@ -50,6 +50,49 @@ detail::InterOptions pipelining(bool on, bool node_level = true) {
   return inter;
 }
 
+TEST_CASE("across_processes says what each call moves between processes", "[hybrid]") {
+  const bool single = GENERATE(true, false);
+  if (!single) setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
+  World pair({1, 1}, {}, pipelining(false, true));
+  World three({1, 1, 1}, {}, pipelining(false, true));
+  World two_nodes({1, 1, 1, 1}, {0, 0, 1, 1}, pipelining(false, true));
+  World messages({1, 2, 1}, {}, pipelining(false, false));
+  World pipelined({2, 1}, {}, pipelining(true, true));
+  unsetenv("HREDUCE_NODE_SINGLE_COPY");
+  INFO((single ? "single copy" : "HREDUCE_NODE_SINGLE_COPY=off"));
+  // The kernel may refuse the single copy (explain says so): then chunks.
+  const bool copies =
+      pair.team(0).explain(Collective::allreduce, 1 << 20).find("process_vm_readv") !=
+      std::string::npos;
+  if (!single) CHECK_FALSE(copies);
+  const std::string beyond_inline = copies ? "single copy" : "chunks";
+  const Team& two = pair.team(0);
+  // Two processes: 16 KiB inline (a reduce's 64 KiB), then one copy.
+  CHECK(two.across_processes(Collective::allreduce, 8) == "inline");
+  CHECK(two.across_processes(Collective::allreduce, 16384) == "inline");
+  CHECK(two.across_processes(Collective::allreduce, 16392) == beyond_inline);
+  CHECK(two.across_processes(Collective::exscan, 1 << 20) == beyond_inline);
+  CHECK(two.across_processes(Collective::reduce, 65536) == "inline");
+  CHECK(two.across_processes(Collective::reduce, 65544) == beyond_inline);
+  // Three processes: 16 KiB over the two others, 8 KiB; no single copy.
+  CHECK(three.team(2).across_processes(Collective::scan, 8192) == "inline");
+  CHECK(three.team(2).across_processes(Collective::scan, 8256) == "chunks");
+  // Two nodes: the node level, then the node leaders' messages.
+  CHECK(two_nodes.team(3).across_processes(Collective::allreduce, 8) ==
+        "inline + recursive_doubling over 2 nodes");
+  CHECK(two_nodes.team(1).across_processes(Collective::reduce_scatter_block, 8) ==
+        "inline + recursive_doubling over 2 nodes");
+  CHECK(two_nodes.team(0).across_processes(Collective::scan, 1 << 20) ==
+        "chunks + hypercube over 2 nodes");
+  // No node level: messages between all processes.
+  CHECK(messages.team(0).across_processes(Collective::reduce, 8) == "binomial over 3 processes");
+  CHECK(messages.team(1).across_processes(Collective::reduce_scatter, 8) ==
+        "pairwise over 3 processes");
+  // A process with helpers overlaps a long allreduce's steps.
+  CHECK(pipelined.team(0).across_processes(Collective::allreduce, 64) == "pipelined, inline");
+  CHECK(pipelined.team(0).across_processes(Collective::reduce, 64) == "inline");
+}
+
 TEST_CASE("multi-process collectives match the sequential oracle", "[hybrid][conformance]") {
   const Layout& layout = layouts()[GENERATE(range(0, 6))];
   const bool pipelined = GENERATE(false, true);

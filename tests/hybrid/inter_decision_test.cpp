@@ -125,4 +125,13 @@ TEST_CASE("the reason given is always for the choice made") {
   }
 }
 
+TEST_CASE("a long allreduce is pipelined only where some process has helpers") {
+  const std::size_t min = std::size_t{1} << 20, chunk = 256 << 10;
+  CHECK(pipelines_allreduce(min, min, chunk, true));
+  CHECK_FALSE(pipelines_allreduce(min - 1, min, chunk, true));
+  CHECK_FALSE(pipelines_allreduce(min, min, chunk, false));  // lone members: nothing to overlap
+  CHECK_FALSE(pipelines_allreduce(min, 0, chunk, true));     // switched off
+  CHECK_FALSE(pipelines_allreduce(min, min, 0, true));
+}
+
 }  // namespace hreduce::detail

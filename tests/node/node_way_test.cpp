@@ -1,0 +1,51 @@
+// How the node level moves a reduction's data, as a pure function: the
+// inline sizes per process count and collective, the single copy's gates,
+// and an op that may throw, against hand-computed thresholds.
+#include "src/node/node_way.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace hreduce::detail {
+
+TEST_CASE("inputs travel inline up to 16 KiB over the other processes") {
+  CHECK(node_inline_bytes(1, CollectiveKind::allreduce) == 16384);
+  CHECK(node_inline_bytes(2, CollectiveKind::allreduce) == 16384);
+  CHECK(node_inline_bytes(2, CollectiveKind::reduce) == 65536);  // the receiver folds in place
+  CHECK(node_inline_bytes(3, CollectiveKind::scan) == 8192);
+  CHECK(node_inline_bytes(3, CollectiveKind::reduce) == 8192);
+  CHECK(node_inline_bytes(4, CollectiveKind::exscan) == 5440);  // 16384 / 3 on whole lines
+  CHECK(node_inline_bytes(33, CollectiveKind::allreduce) == 512);
+  CHECK(node_inline_bytes(64, CollectiveKind::allreduce) == 512);  // the floor
+}
+
+TEST_CASE("the single copy: two processes, past the inline size, from 16 KiB") {
+  const NodeShape two{2, 256 << 10, true};
+  CHECK(node_way(CollectiveKind::allreduce, 16384, 8, false, two) ==
+        NodeWay::inline_announcement);
+  CHECK(node_way(CollectiveKind::allreduce, 16392, 8, false, two) == NodeWay::single_copy);
+  CHECK(node_way(CollectiveKind::reduce, 65536, 8, false, two) == NodeWay::inline_announcement);
+  CHECK(node_way(CollectiveKind::reduce, 65544, 8, false, two) == NodeWay::single_copy);
+  // Refused by the kernel or switched off; three processes; a huge element.
+  CHECK(node_way(CollectiveKind::allreduce, 1 << 20, 8, false, {2, 256 << 10, false}) ==
+        NodeWay::chunks);
+  CHECK(node_way(CollectiveKind::allreduce, 1 << 20, 8, false, {3, 256 << 10, true}) ==
+        NodeWay::chunks);
+  CHECK(node_way(CollectiveKind::allreduce, 1 << 20, 8192, false, {2, 4096, true}) ==
+        NodeWay::chunks);
+  // A process that wants the node's total and its prefix both (a scan
+  // across nodes) takes the chunks; inline is unaffected.
+  CHECK(node_way(CollectiveKind::scan, 1 << 20, 8, false, two, true) == NodeWay::chunks);
+  CHECK(node_way(CollectiveKind::scan, 64, 8, false, two, true) == NodeWay::inline_announcement);
+}
+
+TEST_CASE("an op that may throw takes the chunks, which carry the verdict") {
+  const NodeShape two{2, 256 << 10, true};
+  for (std::size_t bytes : {std::size_t{8}, std::size_t{16384}, std::size_t{1} << 20}) {
+    CHECK(node_way(CollectiveKind::allreduce, bytes, 8, true, two) == NodeWay::chunks);
+  }
+  CHECK(to_string(NodeWay::inline_announcement) == "inline");
+  CHECK(to_string(NodeWay::single_copy) == "single copy");
+  CHECK(to_string(NodeWay::chunks) == "chunks");
+}
+
+}  // namespace hreduce::detail
