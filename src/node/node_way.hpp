@@ -30,9 +30,9 @@ enum class NodeWay : std::uint8_t { inline_announcement, single_copy, chunks };
 std::string_view to_string(NodeWay way);
 
 struct NodeShape {
-  int processes = 1;             // on this node
-  std::size_t chunk_bytes = 0;   // per chunk and process (NodeGroup::chunk_bytes())
-  bool single_copy = false;      // the kernel lets the processes reach each other's memory
+  int processes = 1;            // on this node
+  std::size_t chunk_bytes = 0;  // per chunk and process (NodeGroup::chunk_bytes())
+  bool single_copy = false;     // the kernel lets the processes reach each other's memory
 };
 
 // The largest input that travels inside the announcement, for `processes`

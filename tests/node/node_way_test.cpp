@@ -20,8 +20,7 @@ TEST_CASE("inputs travel inline up to 16 KiB over the other processes") {
 
 TEST_CASE("the single copy: two processes, past the inline size, from 16 KiB") {
   const NodeShape two{2, 256 << 10, true};
-  CHECK(node_way(CollectiveKind::allreduce, 16384, 8, false, two) ==
-        NodeWay::inline_announcement);
+  CHECK(node_way(CollectiveKind::allreduce, 16384, 8, false, two) == NodeWay::inline_announcement);
   CHECK(node_way(CollectiveKind::allreduce, 16392, 8, false, two) == NodeWay::single_copy);
   CHECK(node_way(CollectiveKind::reduce, 65536, 8, false, two) == NodeWay::inline_announcement);
   CHECK(node_way(CollectiveKind::reduce, 65544, 8, false, two) == NodeWay::single_copy);
