@@ -87,6 +87,10 @@ struct NodeGroup::Header {
   SharedSleepers sleepers;
   // 0; 1 while the first process to find the node broken writes why; 2.
   alignas(128) std::atomic<std::uint32_t> broken{0};
+  // Processes deciding whether to give up on a wait whose deadline passed
+  // (NodeGroup::arrived_after_all); on `broken`'s line, which every check
+  // reads anyway.
+  std::atomic<std::uint32_t> giving_up{0};
   char broken_text[1024] = {};
 };
 

@@ -117,6 +117,7 @@ void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t targe
     case WaitResult::reached:
       // A process that broke the node set its words to their end: what we
       // waited for may never have been written.
+      settle_give_ups();
       check_broken();
       return;
     // Giving up marks the node broken before this process leaves: a
@@ -127,6 +128,11 @@ void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t targe
                  std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
                  ") of this node died while this process waited for it to " + what);
     case WaitResult::timed_out:
+      if (arrived_after_all(word, target)) {
+        settle_give_ups();
+        check_broken();
+        return;
+      }
       break_node(std::string(to_string(kind_)) + ": timed out after " +
                  std::to_string(timeout_.count()) + " ms waiting for process " +
                  std::to_string(first_process_ + rank) + " (pid " + std::to_string(pid) +
@@ -138,6 +144,38 @@ void NodeGroup::wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uin
                          const char* what) const {
   for (int q = 0; q < size_; ++q) {
     if (q != rank_) wait(area(q).*word, target, q, what);
+  }
+}
+
+// A deadline that passes just as the awaited process announces could leave
+// that process with a result while this one fails. So giving up has two
+// phases, ordered against every process's own store and read like the
+// sleepers of shared_wait.hpp (a fence here, the heavy side of the
+// asymmetric fence where the others publish without one): say so in
+// `giving_up`, then read the word once more. A process that announced
+// (its store, then its read of `giving_up`) either is seen here, and the
+// call goes on, or sees `giving_up` and waits for the verdict
+// (settle_give_ups), and fails with this one.
+bool NodeGroup::arrived_after_all(const std::atomic<std::uint64_t>& word,
+                                  std::uint64_t target) const {
+  Header& h = header();
+  h.giving_up.fetch_add(1, std::memory_order_seq_cst);
+  if (light_publish_) asymmetric_fence_heavy();
+  const bool arrived = word.load(std::memory_order_seq_cst) >= target;
+  if (arrived) h.giving_up.fetch_sub(1, std::memory_order_release);
+  return arrived;  // not: the node breaks, and `giving_up` stays raised
+}
+
+void NodeGroup::settle_give_ups() const {
+  const Header& h = header();
+  if (h.giving_up.load(std::memory_order_acquire) == 0) [[likely]]
+    return;
+  // The verdict takes microseconds (unless the deciding process died
+  // meanwhile: then go on, and its death is noticed where it matters).
+  for (int i = 0; i < (1 << 22) && h.giving_up.load(std::memory_order_acquire) != 0 &&
+                  h.broken.load(std::memory_order_acquire) == 0;
+       ++i) {
+    cpu_relax();
   }
 }
 
@@ -191,6 +229,7 @@ void NodeGroup::restart() {
   if (rank_ == 0) {
     Header& h = header();
     std::fill(std::begin(h.broken_text), std::end(h.broken_text), '\0');
+    h.giving_up.store(0, std::memory_order_relaxed);
     h.broken.store(0, std::memory_order_release);
   }
 }
@@ -289,7 +328,8 @@ std::string NodeGroup::announce_and_agree(const NodeCallInfo& info, const void* 
   }
   // Every announcement was there without waiting, yet the others may have
   // given up on this operation already (this process came after their
-  // timeout): it fails here too.
+  // timeout), or be deciding to right now: it fails here too.
+  settle_give_ups();
   check_broken();
   everyone_announced_ = compared_ = op;
   std::string text;

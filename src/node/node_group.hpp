@@ -263,6 +263,10 @@ class NodeGroup {
   // Throws when some process marked the node broken (leaving this process's
   // words at their end, so that nobody waits for it any more).
   void check_broken() const;
+  // The two phases of giving up on a wait, and the wait for the verdict of
+  // a process in the middle of them (node_group.cpp).
+  bool arrived_after_all(const std::atomic<std::uint64_t>& word, std::uint64_t target) const;
+  void settle_give_ups() const;
   [[noreturn, gnu::noinline, gnu::cold]] void throw_broken() const;
   [[noreturn]] void break_node(const std::string& text) const;
   void abandon() const;

@@ -460,6 +460,30 @@ TEST_CASE("a process that never comes is a timeout naming it, not a hang", "[nod
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
 }
 
+TEST_CASE("a process that comes as the deadline passes fails or succeeds with the one that waited",
+          "[node][negative]") {
+  // Arrivals swept across a 5 ms deadline: whichever side of it a process
+  // lands, both processes agree on the outcome of the call.
+  int failed = 0, succeeded = 0;
+  for (int step = 0; step <= 20; ++step) {
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      const auto late_by = std::chrono::microseconds(4000 + 100 * step);
+      auto said = on_node(
+          2,
+          [&](NodeGroup& g, int rank) -> std::string {
+            if (rank == 1) std::this_thread::sleep_for(late_by);
+            return g.agree(info(CollectiveKind::allreduce, 1));
+          },
+          std::chrono::milliseconds(5));
+      INFO("late by " << late_by.count() << " us: " << said[0] << " | " << said[1]);
+      CHECK(said[0].empty() == said[1].empty());
+      (said[0].empty() ? succeeded : failed) += 1;
+    }
+  }
+  // The sweep straddles the deadline (on a loaded machine mostly late).
+  CHECK(failed > 0);
+}
+
 namespace {
 
 // A small reduce onto `root`: only the root receives, so the others may
