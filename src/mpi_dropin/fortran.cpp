@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include "src/mpi_dropin/serve.hpp"
+#include "src/mpi_dropin/teams.hpp"
 
 static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as int arrays");
 
@@ -106,6 +107,76 @@ void reduce_scatter(const void* s, void* r, const MPI_Fint* counts, const MPI_Fi
       }));
 }
 
+// The nonblocking reductions go to MPI as Open MPI's bindings send them
+// (handles converted, the request handed back), counted and reported as the
+// C ones are (intercept.cpp).
+template <class Start>
+void hand_on(const char* name, MPI_Fint* request, MPI_Fint* ierror, Start&& start) {
+  mpi_dropin::nonblocking(name);
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = start(&r);
+  if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(r);
+  set(ierror, rc);
+}
+
+void iallreduce(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
+                const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror) {
+  hand_on("MPI_IALLREDUCE", request, ierror, [&](MPI_Request* q) {
+    return PMPI_Iallreduce(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type), PMPI_Op_f2c(*op),
+                           PMPI_Comm_f2c(*comm), q);
+  });
+}
+
+void iscan(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op,
+           const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror) {
+  hand_on("MPI_ISCAN", request, ierror, [&](MPI_Request* q) {
+    return PMPI_Iscan(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type), PMPI_Op_f2c(*op),
+                      PMPI_Comm_f2c(*comm), q);
+  });
+}
+
+void iexscan(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
+             const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror) {
+  hand_on("MPI_IEXSCAN", request, ierror, [&](MPI_Request* q) {
+    return PMPI_Iexscan(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type), PMPI_Op_f2c(*op),
+                        PMPI_Comm_f2c(*comm), q);
+  });
+}
+
+void ireduce_scatter_block(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
+                           const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* request,
+                           MPI_Fint* ierror) {
+  hand_on("MPI_IREDUCE_SCATTER_BLOCK", request, ierror, [&](MPI_Request* q) {
+    return PMPI_Ireduce_scatter_block(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type),
+                                      PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), q);
+  });
+}
+
+void ireduce_scatter(const void* s, void* r, const MPI_Fint* counts, const MPI_Fint* type,
+                     const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* request,
+                     MPI_Fint* ierror) {
+  hand_on("MPI_IREDUCE_SCATTER", request, ierror, [&](MPI_Request* q) {
+    return PMPI_Ireduce_scatter(c_send(s), c_recv(r), reinterpret_cast<const int*>(counts),
+                                PMPI_Type_f2c(*type), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), q);
+  });
+}
+
+void ireduce(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
+             const MPI_Fint* op, const MPI_Fint* root, const MPI_Fint* comm, MPI_Fint* request,
+             MPI_Fint* ierror) {
+  hand_on("MPI_IREDUCE", request, ierror, [&](MPI_Request* q) {
+    return PMPI_Ireduce(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type), PMPI_Op_f2c(*op), *root,
+                        PMPI_Comm_f2c(*comm), q);
+  });
+}
+
+// MPI_Finalize from Fortran: the verbose summary first, as from C, even
+// where no reduction was made.
+void finalize(MPI_Fint* ierror) {
+  prepare_summary();
+  set(ierror, PMPI_Finalize());
+}
+
 }  // namespace
 }  // namespace hreduce::detail::mpi_dropin
 
@@ -138,4 +209,27 @@ HREDUCE_FORTRAN(reduce, MPI_REDUCE,
                 (const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
                  const MPI_Fint* op, const MPI_Fint* root, const MPI_Fint* comm, MPI_Fint* ierror),
                 (s, r, count, type, op, root, comm, ierror))
+
+#define SIX_ARGS_AND_REQUEST                                                                \
+  (const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op, \
+   const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror)
+
+HREDUCE_FORTRAN(iallreduce, MPI_IALLREDUCE, SIX_ARGS_AND_REQUEST,
+                (s, r, count, type, op, comm, request, ierror))
+HREDUCE_FORTRAN(iscan, MPI_ISCAN, SIX_ARGS_AND_REQUEST,
+                (s, r, count, type, op, comm, request, ierror))
+HREDUCE_FORTRAN(iexscan, MPI_IEXSCAN, SIX_ARGS_AND_REQUEST,
+                (s, r, count, type, op, comm, request, ierror))
+HREDUCE_FORTRAN(ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, SIX_ARGS_AND_REQUEST,
+                (s, r, count, type, op, comm, request, ierror))
+HREDUCE_FORTRAN(ireduce_scatter, MPI_IREDUCE_SCATTER,
+                (const void* s, void* r, const MPI_Fint* counts, const MPI_Fint* type,
+                 const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror),
+                (s, r, counts, type, op, comm, request, ierror))
+HREDUCE_FORTRAN(ireduce, MPI_IREDUCE,
+                (const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
+                 const MPI_Fint* op, const MPI_Fint* root, const MPI_Fint* comm, MPI_Fint* request,
+                 MPI_Fint* ierror),
+                (s, r, count, type, op, root, comm, request, ierror))
+HREDUCE_FORTRAN(finalize, MPI_FINALIZE, (MPI_Fint * ierror), (ierror))
 }

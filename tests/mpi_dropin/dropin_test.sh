@@ -32,6 +32,12 @@ else
   [ -n "$served" ] && [ "$served" -gt 0 ] ||
     { echo "the library served no call on some process"; exit 1; }
   echo "every process had calls served by hreduce (the fewest: $served)"
+  # The Fortran programs' nonblocking allreduce, reported on every process.
+  if [[ "$program" == *dropin_fortran* ]]; then
+    reported=$(grep -c "MPI_IALLREDUCE.*nonblocking, not served yet" "$log" || true)
+    [ "$reported" -eq "$np" ] ||
+      { echo "MPI_IALLREDUCE reported on $reported of $np processes"; exit 1; }
+  fi
   if [ -n "$expected" ]; then
     counts=$(sed -n 's/^hreduce: process [0-9]*: \([0-9]*\) calls served.*/\1/p' "$log" | sort -u)
     [ "$counts" = "$expected" ] ||
