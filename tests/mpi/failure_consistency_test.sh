@@ -16,18 +16,28 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rounds=3
 status=0
 
-# run NP PER_NODE ARGS...
-run() {
+# launch NP PER_NODE [MPIRUN_OPTIONS...] -- ARGS...: runs the binary under
+# mpirun, its output in $out and its status in $rc. Only the "env" runs
+# see HREDUCE_TIMEOUT_MS: it would override the others.
+launch() {
   local np=$1 per_node=$2
   shift 2
-  local out
-  # Only the "env" runs see HREDUCE_TIMEOUT_MS: it would override the others.
+  local extra=()
+  while [ "$1" != -- ]; do extra+=("$1"); shift; done
+  shift
   local timeout_ms=HREDUCE_TIMEOUT_MS=300
   [ "$2" = env ] || timeout_ms=HREDUCE_UNUSED=
   out=$(env -u HREDUCE_TIMEOUT_MS "$timeout_ms" HREDUCE_PROCS_PER_NODE=$per_node timeout 120 mpirun \
     --oversubscribe --bind-to none -np "$np" --mca mpi_yield_when_idle 1 --mca btl self,vader \
-    --mca btl_vader_single_copy_mechanism none "$binary" "$@" 2>&1)
-  local rc=$?
+    --mca btl_vader_single_copy_mechanism none "${extra[@]}" "$binary" "$@" 2>&1)
+  rc=$?
+}
+
+# run NP PER_NODE ARGS...
+run() {
+  local np=$1 per_node=$2
+  shift 2
+  launch "$np" "$per_node" -- "$@"
   if [ $rc -ne 0 ] || echo "$out" | grep -q "^FAIL"; then
     echo "FAIL: $np processes, $per_node per node: $* (status $rc)"
     echo "$out"
@@ -42,14 +52,8 @@ run() {
 run_killed() {
   local np=$1 per_node=$2
   shift 2
-  local out
-  local timeout_ms=HREDUCE_TIMEOUT_MS=300
-  [ "$2" = env ] || timeout_ms=HREDUCE_UNUSED=
-  out=$(env -u HREDUCE_TIMEOUT_MS "$timeout_ms" HREDUCE_PROCS_PER_NODE=$per_node timeout 120 mpirun \
-    --oversubscribe --bind-to none -np "$np" --mca mpi_yield_when_idle 1 --mca btl self,vader \
-    --mca btl_vader_single_copy_mechanism none --mca orte_enable_recovery 1 \
-    --mca orte_abort_on_non_zero_status 0 "$binary" "$@" 2>&1)
-  local rc=$?
+  launch "$np" "$per_node" --mca orte_enable_recovery 1 --mca orte_abort_on_non_zero_status 0 \
+    -- "$@"
   local survivors
   survivors=$(echo "$out" | grep -c "^PASS: process [0-9]* survived")
   if [ $rc -eq 124 ] || [ "$survivors" -ne $((np - 1)) ] || echo "$out" | grep -q "^FAIL"; then
