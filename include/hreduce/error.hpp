@@ -7,11 +7,27 @@
 
 namespace hreduce {
 
+// What failed, finer than the class: a program (or the MPI drop-in, which
+// maps it to an MPI error class) branches on this, never on what()'s words.
+enum class ErrorKind : char {
+  argument = 'A',        // a bad argument, or members disagree on type, op or options
+  count_mismatch = 'C',  // members disagree on the count (or counts)
+  root_mismatch = 'R',   // members disagree on the root
+  op = 'O',              // a user op threw
+  unusable = 'U',        // a timeout, a dead process, members out of step
+  transport = 'T',       // MPI or the node's shared memory failed
+};
+
 // The root: catch it to catch everything hreduce throws. Messages name the
 // operation, the member (where there is one) and the values compared.
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& what, ErrorKind kind = ErrorKind::argument)
+      : std::runtime_error(what), kind_(kind) {}
+  ErrorKind kind() const noexcept { return kind_; }
+
+ private:
+  ErrorKind kind_;
 };
 
 // A bad argument, or members whose calls disagree (count, type, op, root,
@@ -20,7 +36,8 @@ class Error : public std::runtime_error {
 // member had already left the call, run_ahead: then UnusableTeamError.)
 class ArgumentError : public Error {
  public:
-  using Error::Error;
+  explicit ArgumentError(const std::string& what, ErrorKind kind = ErrorKind::argument)
+      : Error(what, kind) {}
 };
 
 // A user op threw on some member; what() keeps the op's own message. Every
@@ -28,7 +45,7 @@ class ArgumentError : public Error {
 // team stays usable.
 class OpError : public Error {
  public:
-  using Error::Error;
+  explicit OpError(const std::string& what) : Error(what, ErrorKind::op) {}
 };
 
 // The team can no longer be used: a member did not arrive within
@@ -39,7 +56,8 @@ class OpError : public Error {
 // build a new team.
 class UnusableTeamError : public Error {
  public:
-  using Error::Error;
+  explicit UnusableTeamError(const std::string& what, ErrorKind kind = ErrorKind::unusable)
+      : Error(what, kind) {}
 };
 
 // The transport failed: an MPI call returned an error (what() carries MPI's
@@ -47,7 +65,8 @@ class UnusableTeamError : public Error {
 // that was running is unusable after it.
 class TransportError : public UnusableTeamError {
  public:
-  using UnusableTeamError::UnusableTeamError;
+  explicit TransportError(const std::string& what)
+      : UnusableTeamError(what, ErrorKind::transport) {}
 };
 
 }  // namespace hreduce

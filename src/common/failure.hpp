@@ -1,7 +1,11 @@
-// Failures that travel as text (between members, through a node's shared
-// segment, in MPI messages) keep their class: the text carries a two-byte
-// mark, and the member that finally throws picks the class from it and
-// strips every mark, so what() never shows one.
+// A failure is a value: a kind (hreduce::ErrorKind, which the public
+// exception carries and the MPI drop-in maps to an MPI error class) and a
+// text for people. Code that relays failures (between members, through a
+// node's shared segment, in MPI messages) passes the value, and the member
+// that finally throws picks the exception class from the kind alone.
+//
+// Failures that still travel as plain text keep their kind as a two-byte
+// mark inside it; throw_marked strips every mark, so what() never shows one.
 #pragma once
 
 #include <string>
@@ -11,7 +15,27 @@
 
 namespace hreduce::detail {
 
-enum class ErrorKind : char { argument = 'A', op = 'O', unusable = 'U', transport = 'T' };
+struct Failure {
+  bool failed = false;
+  ErrorKind kind = ErrorKind::argument;
+  std::string text;
+
+  static Failure none() { return {}; }
+  static Failure of(ErrorKind kind, std::string text) { return {true, kind, std::move(text)}; }
+  explicit operator bool() const { return failed; }
+
+  // One string for a channel that carries bytes: "" for none, else the kind
+  // then the text.
+  std::string encoded() const {
+    if (!failed) return {};
+    std::string s(1, static_cast<char>(kind));
+    return s.append(text);
+  }
+  static Failure decoded(std::string_view bytes) {
+    if (bytes.empty()) return none();
+    return of(static_cast<ErrorKind>(bytes.front()), std::string(bytes.substr(1)));
+  }
+};
 
 inline constexpr char kKindMark = '\x1e';  // ASCII record separator: no message holds one
 
@@ -20,25 +44,27 @@ inline std::string marked(ErrorKind kind, std::string_view text) {
   return s.append(text);
 }
 
-inline ErrorKind kind_of(const Error& e) {
-  if (dynamic_cast<const TransportError*>(&e)) return ErrorKind::transport;
-  if (dynamic_cast<const UnusableTeamError*>(&e)) return ErrorKind::unusable;
-  if (dynamic_cast<const OpError*>(&e)) return ErrorKind::op;
-  return ErrorKind::argument;
-}
+inline ErrorKind kind_of(const Error& e) { return e.kind(); }
+
+inline Failure failure_of(const Error& e) { return Failure::of(e.kind(), e.what()); }
 
 // e's text with its class, for relaying.
 inline std::string marked(const Error& e) { return marked(kind_of(e), e.what()); }
 
+// Throws the public exception of `kind`: its class follows from the kind.
 [[noreturn]] inline void throw_error(ErrorKind kind, const std::string& text) {
   switch (kind) {
     case ErrorKind::op: throw OpError(text);
     case ErrorKind::unusable: throw UnusableTeamError(text);
     case ErrorKind::transport: throw TransportError(text);
-    case ErrorKind::argument: break;
+    case ErrorKind::argument:
+    case ErrorKind::count_mismatch:
+    case ErrorKind::root_mismatch: break;
   }
-  throw ArgumentError(text);
+  throw ArgumentError(text, kind);
 }
+
+[[noreturn]] inline void throw_failure(const Failure& f) { throw_error(f.kind, f.text); }
 
 // Throws `text` as the class of its first mark (else `fallback`), with the
 // marks removed. `team_unusable`: the team broke, so whatever the cause,
