@@ -10,7 +10,8 @@ namespace hreduce {
 // What failed, finer than the class: a program (or the MPI drop-in, which
 // maps it to an MPI error class) branches on this, never on what()'s words.
 enum class ErrorKind : char {
-  argument = 'A',        // a bad argument, or members disagree on type, op or options
+  argument = 'A',        // a bad argument that the member itself passed
+  mismatch = 'M',        // members disagree on the call: type, op, options, collective
   count_mismatch = 'C',  // members disagree on the count (or counts)
   root_mismatch = 'R',   // members disagree on the root
   op = 'O',              // a user op threw

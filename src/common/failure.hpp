@@ -58,6 +58,7 @@ inline std::string marked(const Error& e) { return marked(kind_of(e), e.what());
     case ErrorKind::unusable: throw UnusableTeamError(text);
     case ErrorKind::transport: throw TransportError(text);
     case ErrorKind::argument:
+    case ErrorKind::mismatch:
     case ErrorKind::count_mismatch:
     case ErrorKind::root_mismatch: break;
   }
