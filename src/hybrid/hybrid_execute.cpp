@@ -629,7 +629,7 @@ class HybridCall {
   void on_node(Operation&& operation) {
     if (node_lost_) return;
     try {
-      fail(operation());
+      fail(marked(operation()));
     } catch (const Error& e) {
       node_lost_ = true;
       fail(marked(e));
