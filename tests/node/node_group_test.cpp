@@ -448,6 +448,81 @@ TEST_CASE("failures and disagreements reach every process of the node", "[node][
   }
 }
 
+// Each process's failure, as "kind|text" (the kind's number), so that a
+// check can read both.
+std::string kind_and_text(const Failure& f) {
+  return f ? std::to_string(static_cast<int>(f.kind)) + "|" + f.text : std::string();
+}
+
+std::string kind_prefix(ErrorKind kind) { return std::to_string(static_cast<int>(kind)) + "|"; }
+
+TEST_CASE("every process of the node sees a failure's kind, not only its text",
+          "[node][negative]") {
+  const int P = 3;
+  SECTION("a process that failed already: its own kind") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      NodeCallInfo i = info(CollectiveKind::allreduce, 4);
+      if (rank == 2) i.failure = Failure::of(ErrorKind::transport, "allreduce: a message was lost");
+      return kind_and_text(g.agree(i));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::transport)) &&
+                        Catch::Contains("process 2 failed: allreduce: a message was lost"));
+    }
+  }
+  SECTION("counts that differ") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      return kind_and_text(g.agree(info(CollectiveKind::allreduce, rank == 1 ? 5 : 4, 7 + rank)));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::count_mismatch)) &&
+                        Catch::Contains("processes disagree"));
+    }
+  }
+  SECTION("roots of a reduce that differ") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      NodeCallInfo i = info(CollectiveKind::reduce, 4, rank == 2 ? 8 : 7);
+      i.root = rank == 2 ? 1 : 0;
+      return kind_and_text(g.agree(i));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::root_mismatch)) &&
+                        Catch::Contains("process 2 called reduce with count 4, root 1"));
+    }
+  }
+  SECTION("anything else that differs") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      NodeCallInfo i = info(CollectiveKind::allreduce, 4, rank == 0 ? 8 : 7);
+      if (rank == 0) i.op_name = "max";
+      return kind_and_text(g.agree(i));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::mismatch)) &&
+                        Catch::Contains("op max") && Catch::Contains("op sum"));
+    }
+  }
+  SECTION("an op that throws") {
+    const auto throwing = make_op<int>([](int a, int b) {
+      if (a == 13 || b == 13) throw std::runtime_error("boom");
+      return a + b;
+    });
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      std::vector<int> in(3000, rank == 0 ? 13 : 1), out(3000);
+      const ErasedOp op = erase_op<int>(throwing);
+      NodeReduction r;
+      r.in = in.data();
+      r.count = in.size();
+      r.op = &op;
+      r.out = out.data();
+      r.out_hi = in.size();
+      return kind_and_text(g.reduce(info(CollectiveKind::allreduce, 3000), r));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::op)) && Catch::Contains("boom"));
+    }
+  }
+}
+
 TEST_CASE("a process that never comes is a timeout naming it, not a hang", "[node][negative]") {
   const auto started = std::chrono::steady_clock::now();
   auto said = on_node(
