@@ -207,14 +207,13 @@ Failure NodeGroup::compare_announcements(const NodeCallInfo& info) {
     if (failure) digest_ = mix(0, ops_);
     return failure;
   }
-  break_for_earlier_disagreement(info, std::move(failure), earlier);
+  break_after_run_ahead(info, std::move(failure), earlier);
 }
 
 // A failure that some process left without waiting for (it ran ahead), or
 // a disagreement in an operation that every process left so: nobody can
 // give those processes a verdict any more, so the node breaks.
-void NodeGroup::break_for_earlier_disagreement(const NodeCallInfo& info, Failure failure,
-                                               bool earlier) {
+void NodeGroup::break_after_run_ahead(const NodeCallInfo& info, Failure failure, bool earlier) {
   std::string ran_ahead;
   for (int q = 0; q < size_; ++q) {
     if (slot(q).ran_ahead != 0) {

@@ -231,8 +231,8 @@ class NodeGroup {
   void wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uint64_t target,
                 const char* what) const;
   void publish(std::atomic<std::uint64_t>& word, std::uint64_t value) const;
-  // describe()'s probes: whether this process reaches every other's
-  // memory, and whether it registered for the asymmetric fence.
+  // describe()'s probe: whether this process reaches every other's
+  // memory through peer_memory_ (opening its endpoints to them).
   bool reaches_every_peer();
 
   // Announcing and agreeing (node_agreement.cpp).
@@ -262,8 +262,7 @@ class NodeGroup {
   // same ones.
   bool all_agree(int s) const;
   Failure compare_announcements(const NodeCallInfo& info);
-  [[noreturn]] void break_for_earlier_disagreement(const NodeCallInfo& info, Failure failure,
-                                                   bool earlier);
+  [[noreturn]] void break_after_run_ahead(const NodeCallInfo& info, Failure failure, bool earlier);
   Failure disagreement(const NodeCallInfo& info) const;
   // Whether this process, or another that waited, compared an operation
   // less than kNodeSlots - 1 before `op` (refreshing compared_).
