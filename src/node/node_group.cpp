@@ -14,6 +14,7 @@
 #include "src/common/failure.hpp"
 #include "src/common/fold.hpp"
 #include "src/common/hash.hpp"
+#include "src/common/level_clock.hpp"
 #include "src/node/asymmetric_fence.hpp"
 #include "src/node/cross_memory.hpp"
 #include "src/node/node_areas.hpp"
@@ -111,6 +112,7 @@ void NodeGroup::publish(std::atomic<std::uint64_t>& word, std::uint64_t value) c
 
 void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                      const char* what) const {
+  LevelScope scope(CallLevel::waiting);
   const int pid = area(rank).pid.load(std::memory_order_relaxed);
   switch (shared_wait_at_least(word, target, deadline_, header().sleepers, spins_, keep_polling_,
                                pid, light_publish_)) {
@@ -434,10 +436,12 @@ std::string NodeGroup::disagreement(const NodeCallInfo& info) const {
 }
 
 std::string NodeGroup::agree(const NodeCallInfo& info) {
+  LevelScope scope(CallLevel::node_segment);
   return announce_and_agree(info, nullptr, 0);
 }
 
 std::string NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) {
+  LevelScope scope(CallLevel::node_segment);
   const std::size_t bytes = r.count * r.op->elem_size;
   const NodeWay way = node_way(info.kind, bytes, r.op->elem_size, r.op->may_throw, shape());
   if (way == NodeWay::inline_announcement) {
@@ -810,6 +814,7 @@ std::byte* NodeGroup::at(int rank, const Place& place) const {
 
 std::string NodeGroup::broadcast(const NodeCallInfo& info, void* data, std::size_t bytes,
                                  int root) {
+  LevelScope scope(CallLevel::node_segment);
   const bool small = bytes <= inline_bytes_;
   const bool sends = rank_ == root;
   const bool offers = small && sends && info.failure == nullptr;
