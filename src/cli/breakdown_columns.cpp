@@ -31,7 +31,7 @@ double levels_sum(const cmp::Record& r) {
 void print_breakdown_legend() {
   std::printf(
       "columns inside_process, node_segment, between_nodes, waiting: hreduce's us per call in "
-      "each level (the mean over its members and the samples nearest the median); levels/total: "
+      "each level (the mean over its members, in the sample that is the median); levels/total: "
       "their sum / hreduce us (1 within %.0f%%: the levels account for the call)\n",
       kLevelsTolerance * 100);
 }

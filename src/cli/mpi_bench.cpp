@@ -139,8 +139,7 @@ std::vector<cmp::Summary> sample_in_turn(const std::vector<std::function<Sample(
   for (std::size_t i = 0; i < sides.size(); ++i) {
     summaries.push_back(cmp::summarize(per_call[i]));
     if (!levels[i].empty()) {
-      summaries.back().levels =
-          cmp::levels_near_median(per_call[i], levels[i], summaries.back().median);
+      summaries.back().levels = cmp::levels_at_median(per_call[i], levels[i]);
     }
   }
   return summaries;

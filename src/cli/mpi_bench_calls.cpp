@@ -10,8 +10,7 @@ namespace hreduce::cli {
 namespace cmp = detail::compare;
 using cmp::Collective;
 
-Buffers::Buffers(Team& team, std::size_t n, const SharedPool* pool)
-    : first(team.member(0).rank()) {
+Buffers::Buffers(Team& team, std::size_t n, const SharedPool* pool) : first(team.member(0).rank()) {
   for (int i = 0; i < team.local_size(); ++i) {
     if (pool != nullptr) {
       in.push_back(pool->in.subspan(i * pool->n, n));

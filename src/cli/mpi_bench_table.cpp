@@ -64,8 +64,9 @@ void print_mpi_row(const MpiRow& row, const MpiTableShape& shape) {
   std::fflush(stdout);
 }
 
-void print_mpi_preamble(Team& team, const Args& args, const std::vector<cmp::Collective>& collectives,
-                        std::size_t largest, const MpiTableShape& shape) {
+void print_mpi_preamble(Team& team, const Args& args,
+                        const std::vector<cmp::Collective>& collectives, std::size_t largest,
+                        const MpiTableShape& shape) {
   print_explanations(team, collectives, largest);
   std::printf("  hreduce's buffers: %s\n",
               args.has("--zero-copy")

@@ -19,7 +19,7 @@ namespace hreduce::cli {
 struct MpiRow {
   detail::compare::Record hreduce, mpi;
   std::vector<detail::compare::Record> levels;  // hreduce at each --reproducibility level
-  std::string path;    // hreduce's shared-memory path inside each process
+  std::string path;                             // hreduce's shared-memory path inside each process
   std::string across;  // what it moves between processes (Team::across_processes)
   std::string check;   // "ok", or what differed
 };

@@ -94,18 +94,19 @@ class LevelClock {
 // The calling thread's clock; null unless the thread started one. The
 // initial-exec model makes reading it one instruction also from the shared
 // libraries (every one of them is loaded at program start, or preloaded).
-extern constinit thread_local LevelClock* t_level_clock
-    __attribute__((tls_model("initial-exec")));
+extern constinit thread_local LevelClock* t_level_clock __attribute__((tls_model("initial-exec")));
 
 // The hook: `LevelScope scope(CallLevel::node_segment);` at a function's
 // entry charges the rest of the function to that level.
 class LevelScope {
  public:
   explicit LevelScope(CallLevel level) : clock_(t_level_clock) {
-    if (clock_ != nullptr) [[unlikely]] back_ = clock_->enter(level);
+    if (clock_ != nullptr) [[unlikely]]
+      back_ = clock_->enter(level);
   }
   ~LevelScope() {
-    if (clock_ != nullptr) [[unlikely]] clock_->leave(back_);
+    if (clock_ != nullptr) [[unlikely]]
+      clock_->leave(back_);
   }
   LevelScope(const LevelScope&) = delete;
   LevelScope& operator=(const LevelScope&) = delete;

@@ -29,7 +29,7 @@ struct Record {
   double spread = 0;                 // (75th - 25th percentile) / median
   int samples = 0;
   // With --breakdown, hreduce's records: every level, in level order, per
-  // call, from the samples nearest the median (levels_near_median in
+  // call, of the sample that is the median (levels_at_median in
   // sampling.hpp); they add up to about median_seconds. Empty otherwise.
   std::vector<LevelTime> levels;
 };

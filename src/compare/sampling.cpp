@@ -48,19 +48,23 @@ void set_timing(Record& record, const Summary& summary, double moved_bytes) {
   }
 }
 
-LevelSeconds levels_near_median(const std::vector<double>& per_call_seconds,
-                                const std::vector<LevelSeconds>& levels, double median) {
+LevelSeconds levels_at_median(const std::vector<double>& per_call_seconds,
+                              const std::vector<LevelSeconds>& levels) {
   const std::size_t n = std::min(per_call_seconds.size(), levels.size());
   if (n == 0) return {};
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  const auto distance = [&](std::size_t i) { return std::abs(per_call_seconds[i] - median); };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return distance(a) < distance(b); });
-  const std::size_t nearest = std::max<std::size_t>(1, n / 5);
-  LevelSeconds sum;
-  for (std::size_t k = 0; k < nearest; ++k) sum += levels[order[k]];
-  return sum.scaled(1.0 / static_cast<double>(nearest));
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return per_call_seconds[a] < per_call_seconds[b];
+  });
+  // As quantile() interpolates the median's time, so its levels.
+  const double at = 0.5 * static_cast<double>(n - 1);
+  const auto below = static_cast<std::size_t>(at);
+  const std::size_t above = std::min(below + 1, n - 1);
+  const double weight = at - static_cast<double>(below);
+  LevelSeconds result = levels[order[below]].scaled(1 - weight);
+  result += levels[order[above]].scaled(weight);
+  return result;
 }
 
 Summary summarize(std::vector<double> per_call_seconds) {
@@ -97,7 +101,7 @@ std::vector<Summary> sample_interleaved(const std::vector<Runner*>& runners,
   for (std::size_t i = 0; i < runners.size(); ++i) {
     result.push_back(summarize(samples[i]));
     if (!levels[i].empty()) {
-      result.back().levels = levels_near_median(samples[i], levels[i], result.back().median);
+      result.back().levels = levels_at_median(samples[i], levels[i]);
     }
   }
   return result;

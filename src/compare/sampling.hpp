@@ -30,7 +30,7 @@ struct Summary {
   double median = 0, p25 = 0, p75 = 0;  // seconds per call
   int samples = 0;
   // Seconds per level of one call, for runners that keep them
-  // (levels_near_median).
+  // (levels_at_median).
   std::optional<LevelSeconds> levels;
   double spread() const { return median > 0 ? (p75 - p25) / median : 0; }
 };
@@ -41,13 +41,14 @@ std::vector<Summary> sample_interleaved(const std::vector<Runner*>& runners,
 
 Summary summarize(std::vector<double> per_call_seconds);
 
-// The levels of the samples nearest the median: the mean of levels[i] over
-// the fifth of the samples (at least one) whose per_call_seconds[i] lie
-// nearest `median`, so that they add up to about the median even where
-// the samples spread widely (a mean over all of them would follow the
-// slow ones). Both vectors in sample order, of the same length.
-LevelSeconds levels_near_median(const std::vector<double>& per_call_seconds,
-                                const std::vector<LevelSeconds>& levels, double median);
+// The levels of the sample that is the median (of the two middle ones,
+// weighted as summarize() weights their times), so that a row's levels
+// add up to its median wherever each sample's levels add up to its time:
+// a mean or a median per level over several samples would not, where the
+// samples spread widely or fall into a fast and a slow kind. Both vectors
+// in sample order, of the same length.
+LevelSeconds levels_at_median(const std::vector<double>& per_call_seconds,
+                              const std::vector<LevelSeconds>& levels);
 
 // A record's timing fields (and levels) from a summary; `moved_bytes`: the
 // whole team's input and output bytes of one call.

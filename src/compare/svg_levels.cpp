@@ -38,8 +38,8 @@ struct LevelPanel {
 
 // In level order; the waiting level grey, as idle time.
 const char* colour_of(std::size_t level) {
-  static const char* const kColours[] = {"#1f77b4", "#2ca02c", "#9467bd", "#b0b0b0",
-                                         "#ff7f0e", "#8c564b"};
+  static const char* const kColours[] = {"#1f77b4", "#2ca02c", "#9467bd",
+                                         "#b0b0b0", "#ff7f0e", "#8c564b"};
   return kColours[level % (sizeof kColours / sizeof kColours[0])];
 }
 
@@ -94,8 +94,8 @@ void draw_share_axis(std::string& out, double left, double right, double top, do
   }
   const double middle = (top + bottom) / 2;
   text(out, left - 48, middle, "share of the call",
-       "class=\"axis-name\" text-anchor=\"middle\" transform=\"rotate(-90 " + px(left - 48) +
-           " " + px(middle) + ")\"");
+       "class=\"axis-name\" text-anchor=\"middle\" transform=\"rotate(-90 " + px(left - 48) + " " +
+           px(middle) + ")\"");
 }
 
 // One bar: the levels bottom up in level order, each its share of the call.
@@ -105,6 +105,7 @@ void draw_bar(std::string& out, const LevelPanel& panel, const Bar& bar, double 
   double y = bottom;
   for (std::size_t i = 0; i < bar.levels.size(); ++i) {
     const LevelTime& level = bar.levels[i];
+    if (level.seconds <= 0) continue;  // a level the call never entered
     const double height = (bottom - top) * level.seconds / total;
     y -= height;
     out += "<rect class=\"level\" data-level=\"" + escape_xml(level.level) + "\" x=\"" + px(x) +

@@ -42,8 +42,8 @@ inline void text(std::string& out, double x, double y, const std::string& conten
 
 inline void line(std::string& out, double x1, double y1, double x2, double y2,
                  const std::string& attributes) {
-  out += "<line x1=\"" + px(x1) + "\" y1=\"" + px(y1) + "\" x2=\"" + px(x2) + "\" y2=\"" +
-         px(y2) + "\" " + attributes + "/>\n";
+  out += "<line x1=\"" + px(x1) + "\" y1=\"" + px(y1) + "\" x2=\"" + px(x2) + "\" y2=\"" + px(y2) +
+         "\" " + attributes + "/>\n";
 }
 
 inline void rect(std::string& out, double x, double y, double width, double height,
