@@ -11,8 +11,9 @@
 # timed stretch without overlap (levels_test checks that exactly), so the
 # sum misses the row's median only where a busy machine held a member up
 # outside the stretch of the samples the levels come from. Here every row
-# must lie within [0.5, 2] of its total and most rows within the bench's
-# own 15 % (docs/benchmarking.md); the 15 % on every row is what the bench
+# must lie within [0.5, 2] of its total and two thirds of the rows within
+# the bench's own 15 % (docs/benchmarking.md), but where processes
+# outnumber cores (only [0.25, 4]); the 15 % on every row is what the bench
 # reports and docs/performance.md records, on a quiet machine.
 #
 # bench_breakdown_test.sh HREDUCE_BINARY
@@ -26,14 +27,17 @@ fail() {
 }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-# check_levels JSON WANT: the hreduce records of JSON against WANT, each of
-# inside_process node_segment between_nodes waiting as "+" (positive), "0"
-# (exactly zero) or "?" (either).
+# check_levels JSON WANT [MARGIN]: the hreduce records of JSON against WANT,
+# each of inside_process node_segment between_nodes waiting as "+"
+# (positive), "0" (exactly zero) or "?" (either). MARGIN "wide": more
+# processes than cores, each off its core for whole time slices between a
+# barrier and its clock, so only [0.25, 4] of the total and no 15 % rule.
 check_levels() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "${3:-}" <<'PY'
 import json, sys
 records = json.load(open(sys.argv[1]))
 want = sys.argv[2].split()
+low, high, majority = (0.25, 4, False) if sys.argv[3] == "wide" else (0.5, 2, True)
 names = ["inside_process", "node_segment", "between_nodes", "waiting"]
 problems, rows, within = [], 0, 0
 for r in records:
@@ -53,10 +57,10 @@ for r in records:
         elif w == "0" and v != 0: problems.append(f"{label}: {name} = {v}, want 0")
     ratio = sum(levels.values()) / r["median_seconds"]
     print(f"{label}: levels/total {ratio:.3f}")
-    if not 0.5 <= ratio <= 2: problems.append(f"{label}: levels add up to {ratio:.3f} of the total")
+    if not low <= ratio <= high: problems.append(f"{label}: levels add up to {ratio:.3f} of the total")
     within += abs(ratio - 1) <= 0.15
 if rows == 0: problems.append("no hreduce record")
-elif within * 3 < rows * 2: problems.append(f"only {within} of {rows} rows within 15 %")
+elif majority and within * 3 < rows * 2: problems.append(f"only {within} of {rows} rows within 15 %")
 for p in problems: print("FAIL:", p)
 sys.exit(1 if problems else 0)
 PY
@@ -112,9 +116,9 @@ grep -q inside_process "$tmp/plain.out" && fail "level columns without --breakdo
 
 # --- Processes (MPI) ------------------------------------------------------------
 
-# mpi_breakdown NP PROCS_PER_NODE WANT: bench --mpi --breakdown under mpirun.
+# mpi_breakdown NP PROCS_PER_NODE WANT [MARGIN]: bench --mpi --breakdown under mpirun.
 mpi_breakdown() {
-  local np=$1 per_node=$2 want=$3 json="$tmp/mpi_$1_$2.json"
+  local np=$1 per_node=$2 want=$3 margin=${4:-} json="$tmp/mpi_$1_$2.json"
   HREDUCE_PROCS_PER_NODE=$per_node mpirun --oversubscribe --bind-to none -np "$np" \
     -x HREDUCE_PROCS_PER_NODE --mca mpi_yield_when_idle 1 --mca btl self,vader \
     --mca btl_vader_single_copy_mechanism none \
@@ -126,11 +130,11 @@ mpi_breakdown() {
   [ $rc -eq 0 ] || fail "bench --mpi --breakdown, np $np, $per_node per node: exit $rc"
   grep -qE '^collective .* mpi/hreduce +inside_process +node_segment +between_nodes +waiting +levels/total +GB/s' \
     "$tmp/mpi.out" || fail "np $np: the --mpi header lacks the level columns"
-  check_levels "$json" "$want" || fail "np $np, $per_node per node: the JSON's levels"
+  check_levels "$json" "$want" "$margin" || fail "np $np, $per_node per node: the JSON's levels"
 }
 mpi_breakdown 2 0 "+ + 0 ?"  # one node: the node level, no messages
 mpi_breakdown 2 1 "+ 0 + ?"  # two virtual nodes of one process: messages only
-mpi_breakdown 4 2 "+ + + ?"  # two virtual nodes of two: both
+mpi_breakdown 4 2 "+ + + ?" wide  # two virtual nodes of two: both (4 processes, 2 cores)
 
 [ $failures -eq 0 ] && echo PASS
 exit $((failures > 0))
