@@ -34,6 +34,7 @@
 
 #include "src/common/copy.hpp"
 #include "src/common/failure.hpp"
+#include "src/common/level_clock.hpp"
 #include "src/common/hash.hpp"
 #include "src/node/node_areas.hpp"
 #include "src/node/node_group.hpp"
@@ -51,7 +52,10 @@ void NodeGroup::prefetch_slot(const Slot& slot, std::size_t payload_bytes) {
   }
 }
 
-Failure NodeGroup::agree(const NodeCallInfo& info) { return announce_and_agree(info, {}); }
+Failure NodeGroup::agree(const NodeCallInfo& info) {
+  LevelScope scope(CallLevel::node_segment);
+  return announce_and_agree(info, {});
+}
 
 void NodeGroup::wait_for_slot(std::uint64_t op) {
   const std::uint64_t target = op - kNodeSlots + 1;

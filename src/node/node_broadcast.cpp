@@ -9,12 +9,14 @@
 
 #include "src/common/copy.hpp"
 #include "src/common/failure.hpp"
+#include "src/common/level_clock.hpp"
 #include "src/node/node_areas.hpp"
 #include "src/node/node_group.hpp"
 
 namespace hreduce::detail {
 
 Failure NodeGroup::broadcast(const NodeCallInfo& info, void* data, std::size_t bytes, int root) {
+  LevelScope scope(CallLevel::node_segment);
   const bool small = bytes <= inline_bytes_;
   const bool sends = rank_ == root;
   const bool offers = small && sends && !info.failure;

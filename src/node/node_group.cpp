@@ -20,6 +20,7 @@
 #include "hreduce/error.hpp"
 #include "src/common/environment.hpp"
 #include "src/common/failure.hpp"
+#include "src/common/level_clock.hpp"
 #include "src/node/asymmetric_fence.hpp"
 #include "src/node/node_areas.hpp"
 #include "src/node/peer_memory.hpp"
@@ -101,6 +102,7 @@ void NodeGroup::publish(std::atomic<std::uint64_t>& word, std::uint64_t value) c
 
 void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                      const char* what) const {
+  LevelScope scope(CallLevel::waiting);
   const int pid = area(rank).pid.load(std::memory_order_relaxed);
   switch (shared_wait_at_least(word, target, deadline_, header().sleepers, spins_, keep_polling_,
                                pid, light_publish_)) {
@@ -292,6 +294,7 @@ bool NodeGroup::reaches_every_peer() {
 }
 
 Failure NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) {
+  LevelScope scope(CallLevel::node_segment);
   const std::size_t bytes = r.count * r.op->elem_size;
   const NodeWay way = node_way(info.kind, bytes, r.op->elem_size, r.op->may_throw, shape());
   if (way == NodeWay::inline_announcement) return reduce_inline(info, r);
