@@ -34,8 +34,8 @@
 
 #include "src/common/copy.hpp"
 #include "src/common/failure.hpp"
-#include "src/common/level_clock.hpp"
 #include "src/common/hash.hpp"
+#include "src/common/level_clock.hpp"
 #include "src/node/node_areas.hpp"
 #include "src/node/node_group.hpp"
 
