@@ -88,6 +88,22 @@ inline std::string marked(const Error& e) { return marked(kind_of(e), e.what());
   throw_error(kind, plain);
 }
 
+// A text that may carry marks, as a value: the first mark's kind (else
+// `fallback`), every mark removed; for the layers that still pass text.
+inline Failure unmarked(std::string_view text, ErrorKind fallback) {
+  Failure failure = Failure::of(fallback, {});
+  bool found = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != kKindMark) {
+      failure.text += text[i];
+    } else if (++i < text.size() && !found) {  // a text cut short may end in half a mark
+      failure.kind = static_cast<ErrorKind>(text[i]);
+      found = true;
+    }
+  }
+  return failure;
+}
+
 // How a broken team's messages end. Every later call repeats that the team
 // is unusable; without the way back, users rebuilt teams that one call
 // would have restored.

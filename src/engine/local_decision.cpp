@@ -73,8 +73,8 @@ Schedule shaped_schedule(const TreeFacts& f) {
 }
 
 std::string tree_reason(const TreePlan& plan) {
-  std::string text = plan.schedule.name().empty() ? std::string(to_string(plan.shape))
-                                                  : plan.schedule.name();
+  std::string text =
+      plan.schedule.name().empty() ? std::string(to_string(plan.shape)) : plan.schedule.name();
   if (plan.shape == TreeShape::hierarchical || plan.shape == TreeShape::knomial) {
     text += ", radix " + std::to_string(plan.radix);
   }

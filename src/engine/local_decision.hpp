@@ -50,19 +50,19 @@ struct LocalFacts {
 
 // Why the path was taken, as a code (no allocation on the hot path).
 enum class LocalReason {
-  asked_tree,              // options.algorithm tree (reduce and allreduce)
-  asked_sliced,            // options.algorithm sliced
-  tree_for_reductions,     // options.algorithm tree, but only reduce/allreduce have one
-  many_members_short,      // >= tree_min_members members, <= tree_max_bytes
-  fits_mailbox,            // <= kMailboxBytes, few members, a predefined op
-  rank_order_level,        // a level above run_to_run wants the rank-order fold
-  longer_than_tree_max,    // > tree_max_bytes
-  no_mailbox_for_kind,     // reduce_scatter, barrier and the internal steps
-  spans_processes,         // the process level needs the sliced steps
-  too_many_for_mailbox,    // >= tree_min_members members
-  nothing_to_move,         // 0 bytes
-  longer_than_mailbox,     // > kMailboxBytes
-  op_may_throw,            // a user op
+  asked_tree,            // options.algorithm tree (reduce and allreduce)
+  asked_sliced,          // options.algorithm sliced
+  tree_for_reductions,   // options.algorithm tree, but only reduce/allreduce have one
+  many_members_short,    // >= tree_min_members members, <= tree_max_bytes
+  fits_mailbox,          // <= kMailboxBytes, few members, a predefined op
+  rank_order_level,      // a level above run_to_run wants the rank-order fold
+  longer_than_tree_max,  // > tree_max_bytes
+  no_mailbox_for_kind,   // reduce_scatter, barrier and the internal steps
+  spans_processes,       // the process level needs the sliced steps
+  too_many_for_mailbox,  // >= tree_min_members members
+  nothing_to_move,       // 0 bytes
+  longer_than_mailbox,   // > kMailboxBytes
+  op_may_throw,          // a user op
 };
 
 struct LocalChoice {
@@ -84,7 +84,7 @@ inline LocalReason why_sliced(const LocalFacts& f) {
   const CollectiveOptions& o = f.options;
   if (has_tree(f.kind) && f.members_here >= o.tree_min_members) {
     return o.reproducibility != Reproducibility::run_to_run ? LocalReason::rank_order_level
-                                                             : LocalReason::longer_than_tree_max;
+                                                            : LocalReason::longer_than_tree_max;
   }
   if (!has_mailbox(f.kind)) return LocalReason::no_mailbox_for_kind;
   if (f.spans_processes) return LocalReason::spans_processes;

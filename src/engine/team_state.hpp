@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hreduce/team.hpp"
+#include "src/common/failure.hpp"
 #include "src/common/wait.hpp"
 #include "src/engine/local_decision.hpp"
 #include "src/engine/process_step.hpp"
@@ -203,13 +204,23 @@ class TeamState {
   int size() const { return static_cast<int>(members.size()); }
   MemberControl& control(int rank) { return controls_[rank]; }
 
-  // Error record of call `seq` (error path only, hence the mutex).
-  void record_error(std::uint64_t seq, int rank, std::string message);
-  std::string errors_of(std::uint64_t seq);
+  // The failures of call `seq`, one per member at most (error path only,
+  // hence the mutex).
+  void record_failure(std::uint64_t seq, int rank, Failure failure);
+  // All of them in rank order, "member r: text; member s: text", of the
+  // first kind that says more than `argument`.
+  Failure failures_of(std::uint64_t seq);
   // Marks the team unusable; the first reason given is kept for the
   // members that learn of it later.
-  void break_team(const std::string& reason);
-  std::string broken_reason();
+  void break_team(Failure reason);
+  Failure broken_failure();
+  // The same with the reason as text, its kind marked inside, for the
+  // layers that still pass text (src/hybrid).
+  void break_team(const std::string& reason) { break_team(unmarked(reason, ErrorKind::unusable)); }
+  std::string broken_reason() {
+    const Failure reason = broken_failure();
+    return reason ? marked(reason.kind, reason.text) : std::string();
+  }
   // Every member's progress back to the start, as built (Team::resynchronize;
   // no member may be inside a call).
   void restart();
@@ -237,10 +248,10 @@ class TeamState {
   std::atomic<bool> broken{false};
 
  private:
-  std::string broken_reason_;
+  Failure broken_reason_;
   std::unique_ptr<MemberControl[]> controls_;
   std::mutex error_mutex_;
-  std::map<std::pair<std::uint64_t, int>, std::string> errors_;
+  std::map<std::pair<std::uint64_t, int>, Failure> failures_;
 };
 
 }  // namespace hreduce::detail

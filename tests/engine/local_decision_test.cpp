@@ -105,8 +105,8 @@ TEST_CASE("Team::local_path and explain agree with decide_local", "[engine][deci
   low_threshold.tree_max_bytes = 512;
   int checked = 0;
   for (int members : {1, 2, 3, 7, 8, 9, 16}) {
-    for (const CollectiveOptions& options : {CollectiveOptions{}, tree, sliced, shape,
-                                             low_threshold}) {
+    for (const CollectiveOptions& options :
+         {CollectiveOptions{}, tree, sliced, shape, low_threshold}) {
       TeamOptions team_options;
       team_options.members = members;
       team_options.topology = Topology::synthetic("pack:2 core:4 pu:2");
@@ -147,8 +147,8 @@ TEST_CASE("tree plans: hand-computed rounds", "[engine][decision]") {
   f.options.tree = TreeShape::hierarchical;
   f.levels = {Level::numa, Level::core};
   f.containers = detail::compact_containers(8, {4, 2});
-  CHECK(f.containers == std::vector<std::vector<int>>{{0, 0, 0, 0, 1, 1, 1, 1},
-                                                      {0, 0, 1, 1, 2, 2, 3, 3}});
+  CHECK(f.containers ==
+        std::vector<std::vector<int>>{{0, 0, 0, 0, 1, 1, 1, 1}, {0, 0, 1, 1, 2, 2, 3, 3}});
   const detail::TreePlan grouped = detail::plan_tree(f);
   CHECK(rounds_of(grouped) == rounds_of(binomial));
   CHECK_THAT(grouped.reason, Catch::Contains("hierarchical(numa,core)") &&
@@ -157,8 +157,8 @@ TEST_CASE("tree plans: hand-computed rounds", "[engine][decision]") {
   f.members = 9;
   f.options.tree = TreeShape::knomial;
   f.options.radix = 3;
-  CHECK(rounds_of(detail::plan_tree(f)) == Strings{"1:1->0", "1:2->0", "1:4->3", "1:5->3",
-                                                   "1:7->6", "1:8->6", "2:3->0", "2:6->0"});
+  CHECK(rounds_of(detail::plan_tree(f)) ==
+        Strings{"1:1->0", "1:2->0", "1:4->3", "1:5->3", "1:7->6", "1:8->6", "2:3->0", "2:6->0"});
   f.members = 4;
   f.options.tree = TreeShape::flat;
   CHECK(rounds_of(detail::plan_tree(f)) == Strings{"1:1->0", "1:2->0", "1:3->0"});
@@ -201,8 +201,8 @@ TEST_CASE("the tree a team runs is the hierarchical schedule of its machine",
       f.root = root;
       f.levels = team.levels();
       f.containers = detail::tree_containers(team.topology(), team.placement(), team.levels());
-      const Schedule expected = schedules::hierarchical(team.topology(), team.placement(),
-                                                        team.levels(), root, 2);
+      const Schedule expected =
+          schedules::hierarchical(team.topology(), team.placement(), team.levels(), root, 2);
       CHECK(detail::plan_tree(f).schedule.transfers() == expected.transfers());
     }
   }
@@ -235,6 +235,7 @@ TEST_CASE("slices: hand-computed bounds and chunks", "[engine][decision]") {
   // The pipeline's helpers split a chunk in equal shares, the last short.
   const detail::Slice chunk{0, 10};
   CHECK(detail::pipeline_piece(0, 3, chunk).hi == 4);
-  CHECK((detail::pipeline_piece(2, 3, chunk).lo == 8 && detail::pipeline_piece(2, 3, chunk).hi == 10));
+  CHECK((detail::pipeline_piece(2, 3, chunk).lo == 8 &&
+         detail::pipeline_piece(2, 3, chunk).hi == 10));
   CHECK(detail::pipeline_piece(2, 3, {100, 101}).size() == 0);
 }
