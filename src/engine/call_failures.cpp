@@ -133,10 +133,10 @@ std::string call_label(const CallContext& ctx) {
 void fail_broken(MemberState& me, CollectiveKind kind) {
   abandon_slots(me);
   const Failure reason = me.team.broken_failure();
-  throw_failure(Failure::of(
-      when_broken(reason.kind),
-      broken_team_message(std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank),
-                          reason.text)));
+  throw_failure(Failure::of(when_broken(reason.kind),
+                            broken_team_message(std::string(to_string(kind)) + ": member " +
+                                                    std::to_string(me.global_rank),
+                                                reason.text)));
 }
 
 void fail_agreement(const CallContext& ctx) {

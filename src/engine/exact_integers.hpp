@@ -248,7 +248,6 @@ inline void add_integers(const void* a, const void* b, void* out, std::size_t n,
   }
 }
 
-
 // Into integers, the common forms compiled apart.
 template <class F>
 void convert_in(const F* v, std::size_t n, const Layout& layout, Word* out) {
@@ -256,6 +255,5 @@ void convert_in(const F* v, std::size_t n, const Layout& layout, Word* out) {
   if (layout.words == 1) return to_plain_integers<F, 1>(v, n, layout, out);
   to_plain_integers<F, 2>(v, n, layout, out);
 }
-
 
 }  // namespace hreduce::detail::exact

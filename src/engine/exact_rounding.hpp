@@ -140,7 +140,6 @@ void from_integers(const Word* w, std::size_t n, const Layout& layout, F* out) {
   }
 }
 
-
 // Back to F, the common forms compiled apart.
 template <class F>
 void convert_out(const Word* w, std::size_t n, const Layout& layout, F* out) {
@@ -150,6 +149,5 @@ void convert_out(const Word* w, std::size_t n, const Layout& layout, F* out) {
     default: from_integers<F, 0>(w, n, layout, out); break;
   }
 }
-
 
 }  // namespace hreduce::detail::exact
