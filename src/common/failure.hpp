@@ -88,12 +88,12 @@ inline std::string marked(const Error& e) { return marked(kind_of(e), e.what());
   throw_error(kind, plain);
 }
 
-// Between a layer that passes failures as values and one that still relays
-// marked text: the value as marked text ("" for none), and marked text
-// (`fallback` where it holds no mark) as a value without marks.
+// `f` as marked text, for layers that still relay text: the kind first.
 inline std::string marked(const Failure& f) { return f ? marked(f.kind, f.text) : std::string(); }
 
-inline Failure failure_of_marked(std::string_view text, ErrorKind fallback) {
+// Marked text back as a value: the kind of its first mark (else
+// `fallback`), the marks removed; "" is no failure.
+inline Failure unmarked(std::string_view text, ErrorKind fallback) {
   if (text.empty()) return Failure::none();
   Failure f = Failure::of(fallback, {});
   bool found = false;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "src/engine/local_decision.hpp"
 #include "src/engine/team_state.hpp"
 
 namespace hreduce::detail {
@@ -78,42 +79,10 @@ void execute_local(MemberState& me, const Call& call);
 std::string member_problem(const Call& call, int rank, int size,
                            const CollectiveOptions& team_options);
 
-// Whether this reduce or allreduce goes down the tree on `size` members.
-inline bool wants_tree(const Call& call, int size) {
-  if (call.kind != CollectiveKind::reduce && call.kind != CollectiveKind::allreduce) return false;
-  switch (call.options->algorithm) {
-    case Algorithm::tree: return true;
-    case Algorithm::sliced: return false;
-    case Algorithm::automatic: break;
-  }
-  // The tree brackets by the machine's shape; the other paths fold in rank
-  // order, the bracketing shape_independent promises.
-  return call.options->reproducibility == Reproducibility::run_to_run &&
-         size >= call.options->tree_min_members &&
-         call.count * call.op.elem_size <= call.options->tree_max_bytes;
-}
+// Which of the paths below a call takes: local_choice() (local_decision.hpp).
 // Tree reduce / allreduce (tree.cpp).
 void tree_reduce(const CallContext& ctx);
 void tree_allreduce(const CallContext& ctx);
-// Whether this call, with `input_bytes` per member, goes by mailbox
-// (mailbox.hpp): every member decides the same from values the agreement
-// check compares. The member then copies its input into its announcement's
-// payload before publishing it. Inline: every call asks.
-inline bool wants_mailbox(const Call& call, const TeamState& team, std::size_t input_bytes) {
-  switch (call.kind) {
-    case CollectiveKind::reduce:
-    case CollectiveKind::allreduce:
-    case CollectiveKind::reduce_scatter_block:
-    case CollectiveKind::scan:
-    case CollectiveKind::exscan: break;
-    default: return false;
-  }
-  // Teams spanning processes need the totals and the steps of src/hybrid;
-  // a large team goes down the tree, whose bracketing differs.
-  return !team.group && !call.op.may_throw && input_bytes > 0 && input_bytes <= kMailboxBytes &&
-         call.options->algorithm == Algorithm::automatic &&
-         team.size() < call.options->tree_min_members;
-}
 // The data phase is mailbox_collective() (mailbox.hpp).
 // Sliced reduce / allreduce / reduce_scatter / scan / exscan (sliced.cpp).
 void sliced_reduce(const CallContext& ctx);

@@ -78,12 +78,10 @@ void pipelined_allreduce(const CallContext& ctx) {
       publish(mine, mark(ctx.seq, c + 1), ctx.team.waiting);
     }
   } else {
-    const int workers = p - 1;
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
-      const std::size_t share = (hi - lo + workers - 1) / workers;
-      const std::size_t my_lo = std::min(hi, lo + (rank - 1) * share);
-      guarded([&] { reduce_range(ctx, my_lo, std::min(hi, my_lo + share)); });
+      const Slice piece = pipeline_piece(rank - 1, p - 1, {lo, hi});
+      guarded([&] { reduce_range(ctx, piece.lo, piece.hi); });
       publish(mine, mark(ctx.seq, c + 1), ctx.team.waiting);
     }
     for (std::size_t c = 0; c < chunks; ++c) {

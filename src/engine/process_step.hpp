@@ -10,6 +10,7 @@
 
 #include "hreduce/team.hpp"
 #include "src/common/collective_kind.hpp"
+#include "src/common/failure.hpp"
 
 namespace hreduce::detail {
 
@@ -46,6 +47,9 @@ struct ProcessStep {
   // names itself).
   const CollectiveKind* reported_as = nullptr;
   // A failure another process reported: every member throws it as is.
+  const Failure* relayed = nullptr;
+  // The same as text, its kind marked inside (src/common/failure.hpp), from
+  // the layers that still pass text; `relayed` wins where both are set.
   const char* relayed_failure = nullptr;
   // The reproducibility level the user's call asked for, where its steps
   // run at another (an exact sum's integer steps run at run_to_run), so

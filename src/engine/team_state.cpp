@@ -131,30 +131,33 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
   }
 }
 
-void TeamState::record_error(std::uint64_t seq, int rank, std::string message) {
+void TeamState::record_failure(std::uint64_t seq, int rank, Failure failure) {
   std::lock_guard lock(error_mutex_);
   // Members are at most kSlots - 1 calls apart (a member that ran ahead
   // may record a later call's error while others read this one's), so
   // older records are never read.
   const std::uint64_t oldest_read = seq > 2 * kSlots ? seq - 2 * kSlots : 0;
-  errors_.erase(errors_.begin(), errors_.lower_bound({oldest_read, 0}));
-  errors_.emplace(std::make_pair(seq, rank), std::move(message));
+  failures_.erase(failures_.begin(), failures_.lower_bound({oldest_read, 0}));
+  failures_.emplace(std::make_pair(seq, rank), std::move(failure));
 }
 
-std::string TeamState::errors_of(std::uint64_t seq) {
+Failure TeamState::failures_of(std::uint64_t seq) {
   std::lock_guard lock(error_mutex_);
-  std::string text;
-  for (auto it = errors_.lower_bound({seq, 0}); it != errors_.end() && it->first.first == seq;
+  Failure all = Failure::none();
+  for (auto it = failures_.lower_bound({seq, 0}); it != failures_.end() && it->first.first == seq;
        ++it) {
-    text += (text.empty() ? "" : "; ") + std::string("member ") + std::to_string(it->first.second) +
-            ": " + it->second;
+    const Failure& one = it->second;
+    if (!all) all = Failure::of(one.kind, {});
+    if (all.kind == ErrorKind::argument) all.kind = one.kind;
+    all.text += (all.text.empty() ? "" : "; ") + std::string("member ") +
+                std::to_string(it->first.second) + ": " + one.text;
   }
-  return text;
+  return all;
 }
 
-void TeamState::break_team(const std::string& reason) {
+void TeamState::break_team(Failure reason) {
   std::lock_guard lock(error_mutex_);
-  if (broken_reason_.empty()) broken_reason_ = reason;
+  if (!broken_reason_) broken_reason_ = std::move(reason);
   broken.store(true, std::memory_order_seq_cst);
 }
 
@@ -175,15 +178,15 @@ void TeamState::restart() {
     for (CallRecord& record : member.records) record = CallRecord{};
   }
   std::lock_guard lock(error_mutex_);
-  errors_.clear();
-  broken_reason_.clear();
+  failures_.clear();
+  broken_reason_ = Failure::none();
   error_seq.store(0, std::memory_order_relaxed);
   // Published by whatever hands the members to their threads next (the
   // start of Team::run, or the program's own synchronisation).
   broken.store(false, std::memory_order_seq_cst);
 }
 
-std::string TeamState::broken_reason() {
+Failure TeamState::broken_failure() {
   std::lock_guard lock(error_mutex_);
   return broken_reason_;
 }

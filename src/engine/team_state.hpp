@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "hreduce/team.hpp"
+#include "src/common/failure.hpp"
 #include "src/common/wait.hpp"
+#include "src/engine/local_decision.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/topology/numa_memory.hpp"
 
@@ -70,11 +72,6 @@ inline bool describes(const Descriptor& d, const Call& call) {
          (d.counts == call.counts) & (d.elem_size == call.op.elem_size) & (d.type == call.op.type) &
          (d.op_type == call.op.op_type) & (d.op_name == call.op.op_name);
 }
-
-// Inputs of at most this many bytes per member travel inside the
-// announcement (src/engine/mailbox.hpp): one synchronisation per call
-// instead of two.
-inline constexpr std::size_t kMailboxBytes = 512;
 
 // Announcement slots per member: a member writes slot (seq % kSlots) for
 // call `seq`, and first makes sure every other member has left call
@@ -147,8 +144,9 @@ struct MemberControl {
   alignas(kControlAlign) std::atomic<std::uint64_t> chunks{0};
 };
 
-// The per-member plan for one tree: whom to combine, in executor order.
-struct TreePlan {
+// This member's part in one tree (plan_tree): whom to combine, in executor
+// order.
+struct TreeRole {
   int tree_root = 0;
   int parent = -1;
   std::vector<int> children;             // executor combine order
@@ -191,7 +189,7 @@ class MemberState {
   std::uint64_t everyone_reached = 0;
   // Calls in a row this member returned from without waiting (mailbox.hpp).
   int calls_run_ahead = 0;
-  std::map<std::tuple<int, int, int, bool>, TreePlan> plans;
+  std::map<std::tuple<int, int, int, bool>, TreeRole> plans;
 
  private:
   NumaBuffer buffers_[5];
@@ -206,13 +204,23 @@ class TeamState {
   int size() const { return static_cast<int>(members.size()); }
   MemberControl& control(int rank) { return controls_[rank]; }
 
-  // Error record of call `seq` (error path only, hence the mutex).
-  void record_error(std::uint64_t seq, int rank, std::string message);
-  std::string errors_of(std::uint64_t seq);
+  // The failures of call `seq`, one per member at most (error path only,
+  // hence the mutex).
+  void record_failure(std::uint64_t seq, int rank, Failure failure);
+  // All of them in rank order, "member r: text; member s: text", of the
+  // first kind that says more than `argument`.
+  Failure failures_of(std::uint64_t seq);
   // Marks the team unusable; the first reason given is kept for the
   // members that learn of it later.
-  void break_team(const std::string& reason);
-  std::string broken_reason();
+  void break_team(Failure reason);
+  Failure broken_failure();
+  // The same with the reason as text, its kind marked inside, for the
+  // layers that still pass text (src/hybrid).
+  void break_team(const std::string& reason) { break_team(unmarked(reason, ErrorKind::unusable)); }
+  std::string broken_reason() {
+    const Failure reason = broken_failure();
+    return reason ? marked(reason.kind, reason.text) : std::string();
+  }
   // Every member's progress back to the start, as built (Team::resynchronize;
   // no member may be inside a call).
   void restart();
@@ -240,10 +248,10 @@ class TeamState {
   std::atomic<bool> broken{false};
 
  private:
-  std::string broken_reason_;
+  Failure broken_reason_;
   std::unique_ptr<MemberControl[]> controls_;
   std::mutex error_mutex_;
-  std::map<std::pair<std::uint64_t, int>, std::string> errors_;
+  std::map<std::pair<std::uint64_t, int>, Failure> failures_;
 };
 
 }  // namespace hreduce::detail

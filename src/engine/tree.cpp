@@ -22,30 +22,14 @@
 #include "src/common/copy.hpp"
 #include "src/common/exception_text.hpp"
 #include "src/engine/collectives.hpp"
+#include "src/engine/local_decision.hpp"
 
 namespace hreduce::detail {
 namespace {
 
-Schedule make_schedule(const TeamState& team, const CollectiveOptions& options, int root) {
-  const int p = team.size();
-  switch (options.tree) {
-    case TreeShape::hierarchical:
-      return schedules::hierarchical(team.topology, team.placement, team.levels, root,
-                                     options.radix);
-    case TreeShape::binomial: return schedules::binomial(p, root);
-    case TreeShape::knomial: return schedules::knomial(p, options.radix, root);
-    case TreeShape::binary: return schedules::binary(p, root);
-    case TreeShape::flat: return schedules::flat(p, root);
-    case TreeShape::chain: return schedules::chain(p, root);
-  }
-  throw ArgumentError("tree: unknown tree shape");
-}
-
-// The plan for this member. A non-commutative op needs rank-contiguous
-// subtrees; when the requested tree is not (a scatter placement, a rotated
-// root), the reduction runs on a binomial tree rooted at 0, which always is,
-// and the result is forwarded to the root.
-const TreePlan& plan_for(const CallContext& ctx, int root) {
+// This member's part in the tree plan_tree() gives for this call, made
+// once per tree and kept.
+const TreeRole& plan_for(const CallContext& ctx, int root) {
   const CollectiveOptions& options = *ctx.call.options;
   const bool commutative = ctx.call.op.commutative;
   const auto key =
@@ -53,22 +37,29 @@ const TreePlan& plan_for(const CallContext& ctx, int root) {
   auto found = ctx.me.plans.find(key);
   if (found != ctx.me.plans.end()) return found->second;
 
-  Schedule schedule = make_schedule(ctx.team, options, root);
-  if (!commutative && !schedule.is_valid(false)) schedule = schedules::binomial(ctx.size(), 0);
-  schedule.validate(commutative);
-  TreePlan plan;
-  plan.tree_root = schedule.root();
-  if (auto out = schedule.outgoing(ctx.me.rank)) plan.parent = out->receiver;
-  for (const Transfer& t : schedule.incoming(ctx.me.rank)) {
-    plan.children.push_back(t.sender);
-    plan.child_has_children.push_back(!schedule.incoming(t.sender).empty());
+  TreeFacts facts;
+  facts.members = ctx.size();
+  facts.root = root;
+  facts.commutative = commutative;
+  facts.options = options;
+  if (options.tree == TreeShape::hierarchical) {
+    facts.levels = ctx.team.levels;
+    facts.containers = tree_containers(ctx.team.topology, ctx.team.placement, ctx.team.levels);
   }
-  return ctx.me.plans.emplace(key, std::move(plan)).first->second;
+  const Schedule& schedule = plan_tree(facts).schedule;
+  TreeRole role;
+  role.tree_root = schedule.root();
+  if (auto out = schedule.outgoing(ctx.me.rank)) role.parent = out->receiver;
+  for (const Transfer& t : schedule.incoming(ctx.me.rank)) {
+    role.children.push_back(t.sender);
+    role.child_has_children.push_back(!schedule.incoming(t.sender).empty());
+  }
+  return ctx.me.plans.emplace(key, std::move(role)).first->second;
 }
 
 // Combines this member's subtree into `accumulator` (which may be its
 // input only when it has no children). Returns the partial result.
-const void* combine_subtree(const CallContext& ctx, const TreePlan& plan, void* accumulator) {
+const void* combine_subtree(const CallContext& ctx, const TreeRole& plan, void* accumulator) {
   const std::size_t n = ctx.call.count;
   const int rank = ctx.me.rank;
   const void* partial = ctx.call.in;
@@ -106,7 +97,7 @@ void publish_partial(const CallContext& ctx, const void* partial) {
 
 void tree_reduce(const CallContext& ctx) {
   const int root = ctx.call.root;
-  const TreePlan& plan = plan_for(ctx, root);
+  const TreeRole& plan = plan_for(ctx, root);
   const std::size_t bytes = ctx.call.count * ctx.call.op.elem_size;
   const int rank = ctx.me.rank;
   if (!plan.children.empty() || rank == plan.tree_root) {
@@ -125,7 +116,7 @@ void tree_reduce(const CallContext& ctx) {
 }
 
 void tree_allreduce(const CallContext& ctx) {
-  const TreePlan& plan = plan_for(ctx, 0);
+  const TreeRole& plan = plan_for(ctx, 0);
   const std::size_t bytes = ctx.call.count * ctx.call.op.elem_size;
   const int rank = ctx.me.rank;
   if (!plan.children.empty() || rank == plan.tree_root) {

@@ -57,7 +57,7 @@ NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::s
                    : op.type != nullptr    ? op.type->name()
                                            : "";
   info.op_name = op.op_name;
-  if (failure != nullptr) info.failure = failure_of_marked(failure, ErrorKind::argument);
+  if (failure != nullptr) info.failure = unmarked(failure, ErrorKind::argument);
   return info;
 }
 
