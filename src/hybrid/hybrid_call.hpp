@@ -173,7 +173,7 @@ class HybridCall {
   const bool leader_;
   const int first_;
   // The op as the leaders apply it, built at first use: the node level's
-  // small calls never need it, and building it was a twentieth of theirs.
+  // small calls never need it.
   GuardedOp guard_;
   std::optional<ErasedOp> guarded_op_;
   bool agreed_ = false;         // leader: step 2 has begun

@@ -109,8 +109,8 @@ class LoneMemberPath {
   NodeGroup& node_;
   const int rank_, size_;
   // The last call and its signature: calls mostly repeat, and hashing
-  // again (the type names through thread-local caches) was a fifteenth of
-  // a small call (perf). One thread at a time calls, as for any member.
+  // again (the type names through thread-local caches) is a visible share
+  // of a small call. One thread at a time calls, as for any member.
   struct Signed {
     CollectiveKind kind = CollectiveKind::barrier;
     std::size_t count = 0, elem_size = 0;
