@@ -135,16 +135,9 @@ void HybridCall::confirm(std::size_t count) {
 }
 
 // A round over messages that only carries failures (`here`: this
-// process's).
+// process's); with the node level, node_status_round (node_level.cpp).
 void HybridCall::status_round(const Failure& here) {
   over_messages([&] { fail_from(exchange(own_status(0, 0, here))); });
-}
-
-// The same with the node level: the node's processes, then the nodes'
-// first processes (a user op that threw after the data moved).
-void HybridCall::node_status_round(const Failure& here) {
-  on_node([&] { return node().agree(node_info(0, here)); });
-  between_nodes(0, nullptr, 0, [](const ErasedOp&) {});
 }
 
 // Leaders: do all processes make the same call, and did any fail so far?
@@ -153,8 +146,7 @@ bool HybridCall::agree_everywhere(std::size_t count) {
   if (group_.node() == nullptr) {
     over_messages([&] { agree(count); });
   } else {
-    on_node([&] { return node().agree(node_info(count, local_failure_)); });
-    between_nodes(count, nullptr, 0, [](const ErasedOp&) {});
+    node_agree(count);
   }
   return !failure_;
 }

@@ -29,7 +29,6 @@
 #include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
 #include "src/hybrid/inter_process_group.hpp"
-#include "src/hybrid/lone_member.hpp"
 
 namespace hreduce::detail {
 
@@ -111,7 +110,6 @@ class HybridCall {
   bool agree(std::size_t count);
   void confirm(std::size_t count);
   void status_round(const Failure& here);
-  void node_status_round(const Failure& here);
   bool agree_everywhere(std::size_t count);
   template <class Exchanges>
   void over_messages(Exchanges&& exchanges);
@@ -126,17 +124,20 @@ class HybridCall {
   void reduce_scatter();
   void barrier();
 
-  // --- Regime 2: the node level (node_level.cpp), and its one door to
-  // NodeGroup: on_node() with node_info(), besides the lone-member path
-  // (lone_member.hpp, which also turns the node's text into a Failure).
+  // --- Regime 2: the node level (node_level.cpp). Every call into
+  // NodeGroup is there, through on_node() with node_info(), or in the
+  // lone-member path (lone_member.hpp, which also turns the node's text
+  // into a Failure).
   NodeGroup& node() { return *group_.node(); }
   bool node_first() const { return group_.node()->rank() == 0; }
   NodeCallInfo node_info(std::size_t count, const Failure& failure);
   template <class Operation>
   void on_node(Operation&& operation);
-  void node_reduce(const NodeReduction& r);
   template <class Data>
   void between_nodes(std::size_t count, void* buffer, std::size_t bytes, Data&& data);
+  void node_reduce(const NodeReduction& r);
+  void node_agree(std::size_t count);
+  void node_status_round(const Failure& here);
   void node_allreduce(void* buffer, std::size_t count, const void* in = nullptr);
   bool alone_on_one_node();
   void* prefix_place(std::size_t n);
@@ -216,34 +217,6 @@ void HybridCall::leaders(std::size_t count, Data&& data) {
     data(guarded_op());
     confirm(count);
   });
-}
-
-// Runs one node operation, which returns the failure the node's processes
-// saw; a process of the node that died or a timeout leaves the team
-// unusable (the local step then tells every member).
-template <class Operation>
-void HybridCall::on_node(Operation&& operation) {
-  if (node_lost_) return;
-  try {
-    fail(node_failure(operation()));
-  } catch (const Error& e) {
-    node_lost_ = true;
-    fail(failure_of(e));
-    me_.team.break_team(marked(e));
-  }
-}
-
-// Step 3 for several nodes: the node's first process agrees with the
-// others' and runs `data` (with the guarded op), then every process of the
-// node receives `bytes` at `buffer` and the verdict from it.
-template <class Data>
-void HybridCall::between_nodes(std::size_t count, void* buffer, std::size_t bytes, Data&& data) {
-  if (!group_.multi_node() || node_lost_) return;
-  if (node_first()) {
-    local_failure_ = failure_;
-    leaders(count, data);
-  }
-  on_node([&] { return node().broadcast(node_info(count, failure_), buffer, bytes, 0); });
 }
 
 }  // namespace hreduce::detail

@@ -12,8 +12,8 @@
 //              segment;
 //   4. local   every member takes its part from its leader.
 //
-// Every call into NodeGroup goes through on_node() (hybrid_call.hpp) with
-// node_info(), or through the lone-member path (lone_member.hpp).
+// Every call into NodeGroup from src/hybrid is in this file, through
+// on_node() with node_info(), or in the lone-member path (lone_member.hpp).
 #include <algorithm>
 #include <cstring>
 
@@ -30,6 +30,34 @@ const HybridCall::Regime HybridCall::kNodeLevel = {
     &HybridCall::node_level_barrier,
 };
 
+// Runs one node operation, which returns the failure the node's processes
+// saw; a process of the node that died or a timeout leaves the team
+// unusable (the local step then tells every member).
+template <class Operation>
+void HybridCall::on_node(Operation&& operation) {
+  if (node_lost_) return;
+  try {
+    fail(node_failure(operation()));
+  } catch (const Error& e) {
+    node_lost_ = true;
+    fail(failure_of(e));
+    me_.team.break_team(marked(e));
+  }
+}
+
+// Step 3 for several nodes: the node's first process agrees with the
+// others' and runs `data` (with the guarded op), then every process of the
+// node receives `bytes` at `buffer` and the verdict from it.
+template <class Data>
+void HybridCall::between_nodes(std::size_t count, void* buffer, std::size_t bytes, Data&& data) {
+  if (!group_.multi_node() || node_lost_) return;
+  if (node_first()) {
+    local_failure_ = failure_;
+    leaders(count, data);
+  }
+  on_node([&] { return node().broadcast(node_info(count, failure_), buffer, bytes, 0); });
+}
+
 NodeCallInfo HybridCall::node_info(std::size_t count, const Failure& failure) {
   return node_call_info(signature(count), call_.kind, count, call_.root, call_.op, failure,
                         announced_text_);
@@ -37,6 +65,20 @@ NodeCallInfo HybridCall::node_info(std::size_t count, const Failure& failure) {
 
 void HybridCall::node_reduce(const NodeReduction& r) {
   on_node([&] { return node().reduce(node_info(call_.count, local_failure_), r); });
+}
+
+// Do the node's processes, then the nodes' first processes, all make the
+// same call, and did any fail so far?
+void HybridCall::node_agree(std::size_t count) {
+  on_node([&] { return node().agree(node_info(count, local_failure_)); });
+  between_nodes(count, nullptr, 0, [](const ErasedOp&) {});
+}
+
+// A round that only carries failures (`here`: this process's; a user op
+// that threw after the data moved), through the node and between nodes.
+void HybridCall::node_status_round(const Failure& here) {
+  on_node([&] { return node().agree(node_info(0, here)); });
+  between_nodes(0, nullptr, 0, [](const ErasedOp&) {});
 }
 
 // The process's partial at `in` (count elements) becomes the whole team's
