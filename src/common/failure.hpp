@@ -51,8 +51,15 @@ inline Failure failure_of(const Error& e) { return Failure::of(e.kind(), e.what(
 // e's text with its class, for relaying.
 inline std::string marked(const Error& e) { return marked(kind_of(e), e.what()); }
 
+// Null, except in test builds that reword every failure message as it is
+// thrown (tests/mpi_dropin's reworded library): what branches on a failure
+// must read its kind, never its words.
+inline std::string (*reword_failure_text)(const std::string& text) = nullptr;
+
 // Throws the public exception of `kind`: its class follows from the kind.
-[[noreturn]] inline void throw_error(ErrorKind kind, const std::string& text) {
+[[noreturn]] inline void throw_error(ErrorKind kind, const std::string& original) {
+  const std::string& text =
+      reword_failure_text == nullptr ? original : reword_failure_text(original);
   switch (kind) {
     case ErrorKind::op: throw OpError(text);
     case ErrorKind::unusable: throw UnusableTeamError(text);
@@ -66,6 +73,27 @@ inline std::string marked(const Error& e) { return marked(kind_of(e), e.what());
 }
 
 [[noreturn]] inline void throw_failure(const Failure& f) { throw_error(f.kind, f.text); }
+
+// `f` as marked text, for layers that still relay text (the engine's
+// relayed_failure, the node level's announcements): the kind first.
+inline std::string marked(const Failure& f) { return f ? marked(f.kind, f.text) : std::string(); }
+
+// Marked text back as a value: the kind of its first mark (else
+// `fallback`), the marks removed; "" is no failure.
+inline Failure unmarked(std::string_view text, ErrorKind fallback) {
+  if (text.empty()) return Failure::none();
+  Failure f = Failure::of(fallback, {});
+  bool found = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != kKindMark) {
+      f.text += text[i];
+    } else if (++i < text.size() && !found) {  // a text cut short may end in half a mark
+      f.kind = static_cast<ErrorKind>(text[i]);
+      found = true;
+    }
+  }
+  return f;
+}
 
 // Throws `text` as the class of its first mark (else `fallback`), with the
 // marks removed. `team_unusable`: the team broke, so whatever the cause,

@@ -1,8 +1,9 @@
 // What the processes of a team compare before a collective's data moves:
 // a hash of the call that holds across processes (type identity by the
-// mangled names, not by address). The hybrid steps (hybrid_execute.cpp)
-// and the lean path of lone members (lone_member.hpp) must hash alike, as
-// processes of one call may take either.
+// mangled names, not by address). Every process announces its call
+// through this one function, whichever way it takes (the hybrid steps, or
+// the lone-member path from the team or the drop-in), so processes of one
+// call that take different ways still compare alike.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The leaders' algorithm for each regime (hybrid_execute.cpp):
+// The leaders' algorithm for each regime (by_messages.cpp, node_level.cpp):
 //
 //   collective       messages only                  node level, several nodes
 //   allreduce        cheapest over processes,       cheapest over nodes

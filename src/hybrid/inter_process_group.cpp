@@ -200,7 +200,7 @@ std::string InterProcessGroup::route(CollectiveKind kind, std::size_t bytes) con
   }
   if (node_) {
     // A scan across nodes: the node's first process wants the node's total
-    // and its prefix both (hybrid_execute.cpp's node_level_scan).
+    // and its prefix both (node_level.cpp's node_level_scan).
     const bool scan = kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
     text += std::string(
         to_string(node_way(kind, node_bytes, 1, false, node_->shape(), scan && multi_node())));

@@ -4,8 +4,10 @@
 // between the processes (spoken by each one's member 0, its leader), and,
 // where processes share a node, the node level (src/node/) with the channels
 // of the node and of the nodes' first processes. It picks the inter-process
-// algorithm for a call (pick, choose, explain: inter_process_group.cpp); the
-// engine runs each call through execute(), defined in hybrid_execute.cpp.
+// algorithm for a call (pick, choose, explain: inter_process_group.cpp,
+// through decide_between_processes in inter_decision.hpp); the engine runs
+// each call through execute() (hybrid_execute.cpp), which hands it to a
+// HybridCall (hybrid_call.hpp) and its regime.
 #pragma once
 
 #include <chrono>
@@ -109,7 +111,7 @@ class InterProcessGroup : public ProcessGroup {
   int node_index() const { return layout_.node_of[layout_.process]; }
   bool multi_node() const { return layout_.nodes() > 1; }
   // Some process contributes more than one member: only then has a
-  // pipelined allreduce anything to overlap (hybrid_execute.cpp).
+  // pipelined allreduce anything to overlap (HybridCall::pipelined).
   bool some_process_has_helpers() const { return some_process_has_helpers_; }
   // With the node level: the first processes of all nodes, on a node's
   // first process only.

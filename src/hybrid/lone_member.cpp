@@ -1,6 +1,8 @@
 #include "src/hybrid/lone_member.hpp"
 
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "src/common/failure.hpp"
 #include "src/engine/member_access.hpp"
@@ -18,36 +20,20 @@ bool partially_overlap(const void* a, const void* b, std::size_t bytes) {
 
 }  // namespace
 
-NodeReduction lone_member_reduction(CollectiveKind kind, const void* in, void* out,
-                                    std::size_t count, const ErasedOp& op, bool receives,
-                                    void* prefix, bool last_on_node) {
+NodeReduction node_reduction(const void* in, std::size_t count, const ErasedOp& op, void* out,
+                             std::size_t out_lo, std::size_t out_hi) {
   NodeReduction r;
   r.in = in;
   r.count = count;
   r.op = &op;
-  r.may_run_ahead = true;
-  switch (kind) {
-    case CollectiveKind::allreduce:
-      r.out = out;
-      r.out_hi = count;
-      break;
-    case CollectiveKind::reduce:
-      r.out = out;
-      r.out_hi = receives ? count : 0;
-      r.input_private = receives;
-      break;
-    default:
-      r.prefix = prefix;
-      r.inclusive = kind == CollectiveKind::scan;
-      // On one node nobody wants the node's total.
-      r.input_private = last_on_node;
-      break;
-  }
+  r.out = out;
+  r.out_lo = out_lo;
+  r.out_hi = out_hi;
   return r;
 }
 
 NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::size_t count,
-                            int root, const ErasedOp& op, const char* failure) {
+                            int root, const ErasedOp& op, const Failure& failure) {
   NodeCallInfo info;
   info.signature = signature;
   info.kind = kind;
@@ -57,20 +43,51 @@ NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::s
                    : op.type != nullptr    ? op.type->name()
                                            : "";
   info.op_name = op.op_name;
-  if (failure != nullptr) info.failure = unmarked(failure, ErrorKind::argument);
+  info.failure = failure;
   return info;
 }
 
-void finish_lone_member_call(MemberState& me, CollectiveKind kind, const std::string& failure) {
+Failure run_lone_member_call(MemberState& me, NodeGroup& node, const LoneMemberCall& call) {
+  const NodeCallInfo info = node_call_info(call.signature, call.kind, call.announced_count,
+                                           call.root, *call.op, call.failure);
+  NodeReduction r = node_reduction(call.in, call.count, *call.op);
+  r.may_run_ahead = true;
+  switch (call.kind) {
+    case CollectiveKind::allreduce:
+      r.out = call.out;
+      r.out_hi = call.count;
+      break;
+    case CollectiveKind::reduce:
+      r.out = call.out;
+      r.out_hi = call.receives ? call.count : 0;
+      r.input_private = call.receives;
+      break;
+    default:
+      r.prefix = call.prefix;
+      r.inclusive = call.kind == CollectiveKind::scan;
+      // On one node nobody wants the node's total.
+      r.input_private = node.last();
+      break;
+  }
+  try {
+    return node.reduce(info, r);
+  } catch (const Error& e) {
+    // A process of the node died or timed out: the team is broken.
+    me.team.break_team(marked(e));
+    return failure_of(e);
+  }
+}
+
+void finish_lone_member_call(MemberState& me, CollectiveKind kind, const Failure& failure) {
   if (me.team.broken.load(std::memory_order_relaxed)) {
     throw_marked(broken_team_message(
                      std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank),
                      me.team.broken_reason()),
                  ErrorKind::unusable, true);
   }
-  if (failure.empty()) return;
+  if (!failure) return;
   try {
-    throw_marked(failure, ErrorKind::argument);
+    throw_failure(failure);
   } catch (const UnusableTeamError& e) {
     // Another process's failure that broke the team breaks it here too
     // (as InterProcessGroup::execute does on the general path).
@@ -104,6 +121,26 @@ std::unique_ptr<LoneMemberPath> LoneMemberPath::of(Member& member) {
   return std::make_unique<LoneMemberPath>(me, *group->node());
 }
 
+bool LoneMemberPath::arguments_fine(CollectiveKind kind, const void* in, const void* out,
+                                    std::size_t bytes, int root, bool& receives) const {
+  receives = true;
+  switch (kind) {
+    case CollectiveKind::allreduce:
+    case CollectiveKind::scan: break;
+    case CollectiveKind::reduce:
+      if (root < 0 || root >= size_) return false;
+      receives = root == rank_;
+      break;
+    case CollectiveKind::exscan: receives = rank_ > 0; break;
+    default: return false;
+  }
+  if (bytes > 0 && (in == nullptr || (receives && out == nullptr))) return false;
+  // An exscan's process 0 may pass no output; the general path finds it
+  // a place.
+  if (kind == CollectiveKind::exscan && out == nullptr) return false;
+  return !(receives && partially_overlap(in, out, bytes));
+}
+
 bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::size_t count,
                          int root, const ErasedOp& op) {
   const std::size_t bytes = count * op.elem_size;
@@ -113,39 +150,18 @@ bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::si
       me_.team.broken.load(std::memory_order_relaxed)) {
     return false;
   }
-  const int rank = rank_, size = size_;
-  // What the general path's argument checks (member_problem) would refuse.
-  bool receives = true;
-  switch (kind) {
-    case CollectiveKind::allreduce:
-    case CollectiveKind::scan: break;
-    case CollectiveKind::reduce:
-      if (root < 0 || root >= size) return false;
-      receives = root == rank;
-      break;
-    case CollectiveKind::exscan: receives = rank > 0; break;
-    default: return false;
-  }
-  if (bytes > 0 && (in == nullptr || (receives && out == nullptr))) return false;
-  // An exscan's process 0 may pass no output; the general path finds it
-  // a place.
-  if (kind == CollectiveKind::exscan && out == nullptr) return false;
-  if (receives && partially_overlap(in, out, bytes)) return false;
-  const NodeCallInfo info =
-      node_call_info(signature(kind, count, root, op), kind, count, root, op, nullptr);
-  const NodeReduction r =
-      lone_member_reduction(kind, in, out, count, op, receives, out, node_.last());
-  const std::string failure = [&] {
-    try {
-      return marked(node_.reduce(info, r));
-    } catch (const Error& e) {
-      // As the general path: a process of the node died or timed out.
-      std::string text = marked(e);
-      me_.team.break_team(text);
-      return text;
-    }
-  }();
-  if (!failure.empty() || me_.team.broken.load(std::memory_order_relaxed)) [[unlikely]] {
+  LoneMemberCall call;
+  if (!arguments_fine(kind, in, out, bytes, root, call.receives)) return false;
+  call.kind = kind;
+  call.in = in;
+  call.out = out;
+  call.prefix = out;
+  call.count = call.announced_count = count;
+  call.root = root;
+  call.op = &op;
+  call.signature = signature(kind, count, root, op);
+  const Failure failure = run_lone_member_call(me_, node_, call);
+  if (failure || me_.team.broken.load(std::memory_order_relaxed)) [[unlikely]] {
     finish_lone_member_call(me_, kind, failure);
   }
   return true;

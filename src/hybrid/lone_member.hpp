@@ -1,37 +1,72 @@
+// The hybrid steps' door to the node level, and the one path of a lone
+// member.
+//
 // Processes that each hold one member of a team, on a single node: an
 // allreduce, reduce, scan or exscan is one node operation on the member's
-// own buffers (HybridCall::alone_on_one_node, hybrid_execute.cpp). The MPI
-// drop-in, whose teams are all of that shape, runs such calls through
-// LoneMemberPath straight to the node level: the engine's entry, the
-// hybrid steps' set-up and their argument checks cost a small call more
-// than the node operation itself, and a long one still a measurable share.
+// own buffers, without the local steps around it (checking the arguments,
+// handing the result and any failure to the process's members), which cost
+// a small call more than the node operation itself. Both the team's
+// general path (HybridCall::alone_on_one_node, node_level.cpp) and the MPI
+// drop-in, whose teams are all of that shape and which reaches it through
+// LoneMemberPath without the engine's entry, run it as run_lone_member_call.
+// Processes of one call may take either way: both announce the call as
+// process_call_signature hashes it (call_signature.hpp).
+//
+// Every call into NodeGroup from src/hybrid goes through here or through
+// HybridCall::on_node (node_level.cpp); the node level returns its
+// failures as values.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <typeinfo>
 
 #include "hreduce/team.hpp"
+#include "src/common/failure.hpp"
 #include "src/node/node_group.hpp"
 
 namespace hreduce::detail {
 
 class MemberState;
 
-// What the node level gets for such a call (on one node). `receives`: a
-// reduce's root; `prefix`: where a scan or exscan's result goes;
-// `last_on_node`: this process has the node's last rank.
-NodeReduction lone_member_reduction(CollectiveKind kind, const void* in, void* out,
-                                    std::size_t count, const ErasedOp& op, bool receives,
-                                    void* prefix, bool last_on_node);
-NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::size_t count,
-                            int root, const ErasedOp& op, const char* failure);
-// After the node operation: the failure every process of the node saw
-// (`failure`, "" when none) or the team's breaking, thrown as the member
-// must see them.
-void finish_lone_member_call(MemberState& me, CollectiveKind kind, const std::string& failure);
+// A node reduction of `count` elements of `op` from `in`, this process
+// receiving elements [out_lo, out_hi) at `out`; callers set the rest (a
+// scan's prefix, running ahead, a private input) on what it returns.
+NodeReduction node_reduction(const void* in, std::size_t count, const ErasedOp& op,
+                             void* out = nullptr, std::size_t out_lo = 0, std::size_t out_hi = 0);
 
+// What this process announces to the node: the call, and `failure` when it
+// failed already.
+NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::size_t count,
+                            int root, const ErasedOp& op, const Failure& failure);
+
+// A lone member's call, as the node level takes it.
+struct LoneMemberCall {
+  CollectiveKind kind = CollectiveKind::allreduce;  // allreduce, reduce, scan or exscan
+  const void* in = nullptr;
+  void* out = nullptr;
+  std::size_t count = 0;            // moved: none where the member failed already
+  std::size_t announced_count = 0;  // as called, for the others' messages
+  int root = 0;
+  const ErasedOp* op = nullptr;
+  bool receives = false;   // reduce: this member is the root
+  void* prefix = nullptr;  // scan, exscan: where the prefix goes
+  std::uint64_t signature = 0;
+  Failure failure;  // this member's own, announced instead of data
+};
+
+// Runs the call's one node operation; returns the failure every process of
+// the node saw. A process of the node that died or timed out breaks the
+// team, and that is the failure returned.
+Failure run_lone_member_call(MemberState& me, NodeGroup& node, const LoneMemberCall& call);
+
+// After the node operation: the failure every process of the node saw or
+// the team's breaking, thrown as the member must see them.
+void finish_lone_member_call(MemberState& me, CollectiveKind kind, const Failure& failure);
+
+// The drop-in's way to the path above, straight from an MPI call.
 class LoneMemberPath {
  public:
   // The path for `member`, or null where its team is not of that shape
@@ -55,13 +90,18 @@ class LoneMemberPath {
 
  private:
   std::uint64_t signature(CollectiveKind kind, std::size_t count, int root, const ErasedOp& op);
+  // Whether the general path's argument checks would pass the call
+  // (member_problem's verdict, without building the engine's Call); sets
+  // `receives`.
+  bool arguments_fine(CollectiveKind kind, const void* in, const void* out, std::size_t bytes,
+                      int root, bool& receives) const;
 
   MemberState& me_;
   NodeGroup& node_;
   const int rank_, size_;
   // The last call and its signature: calls mostly repeat, and hashing
-  // again (the type names through thread-local caches) was a fifteenth of
-  // a small call (perf). One thread at a time calls, as for any member.
+  // again (the type names through thread-local caches) is a visible share
+  // of a small call. One thread at a time calls, as for any member.
   struct Signed {
     CollectiveKind kind = CollectiveKind::barrier;
     std::size_t count = 0, elem_size = 0;

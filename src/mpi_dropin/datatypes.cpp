@@ -61,6 +61,7 @@ struct TypeRow {
   std::size_t extent = 0;  // filled in when the table is built
 };
 
+// One row per predefined type: a table, longer than a function should be.
 const std::vector<TypeRow>& type_table() {
   static const std::vector<TypeRow> rows = [] {
     std::vector<TypeRow> r = {
@@ -342,6 +343,38 @@ Datatype describe(MPI_Datatype type) {
   return d;
 }
 
+namespace {
+
+// The caller's type as messages name it. A predefined op counts elements
+// of the predefined type inside; a user op, elements of the caller's type.
+std::string type_name_of(const Datatype& type, MPI_Datatype original, const TypeRow& row,
+                         bool predefined_op) {
+  const bool derived = type.base != original;
+  std::string name = !derived        ? type.name
+                     : predefined_op ? std::string(row.name) + " (in " + type.name + ")"
+                                     : type.name;
+  // The node's announcement keeps 63 characters of it (NodeGroup's slot,
+  // node_areas.hpp): a longer name is said shorter rather than cut.
+  if (name.size() > 63) {
+    name = predefined_op ? std::string(row.name) + " (in a derived type)"
+                         : std::string("a derived type of ") + row.name;
+  }
+  return name;
+}
+
+// An op applied through PMPI_Reduce_local by `combine` (on `self`), to
+// elements of `elem_size` bytes.
+void erase_through_mpi(ErasedOp& e, decltype(ErasedOp::combine) combine, const void* self,
+                       std::size_t elem_size, bool commutative) {
+  e.combine = combine;
+  e.op = self;
+  e.elem_size = elem_size;
+  e.commutative = commutative;
+  e.may_throw = false;
+}
+
+}  // namespace
+
 Combiner::Combiner(MPI_Op op, const Datatype& type, MPI_Datatype original)
     : op_(op), type_(original) {
   if (!type.why_not.empty()) {
@@ -349,21 +382,9 @@ Combiner::Combiner(MPI_Op op, const Datatype& type, MPI_Datatype original)
     return;
   }
   const TypeRow& row = type_table()[static_cast<std::size_t>(type.code)];
-  // A predefined op counts elements of the predefined type inside; a user
-  // op, elements of the caller's type.
-  const bool derived = type.base != original;
-  const bool predefined_op = find_op(op) >= 0;
-  type_name_ = !derived        ? type.name
-               : predefined_op ? std::string(row.name) + " (in " + type.name + ")"
-                               : type.name;
-  // The node's announcement keeps 63 characters of it (NodeGroup's slot,
-  // node_areas.hpp): a longer name is said shorter rather than cut.
-  if (type_name_.size() > 63) {
-    type_name_ = predefined_op ? std::string(row.name) + " (in a derived type)"
-                               : std::string("a derived type of ") + row.name;
-  }
-  erased_.type_name = type_name_.c_str();
   const int op_row = find_op(op);
+  type_name_ = type_name_of(type, original, row, op_row >= 0);
+  erased_.type_name = type_name_.c_str();
   if (op == MPI_OP_NULL) {
     why_not_ = "MPI_OP_NULL";
     return;
@@ -372,14 +393,10 @@ Combiner::Combiner(MPI_Op op, const Datatype& type, MPI_Datatype original)
     // A user op: MPI applies it to elements of the caller's datatype.
     int commutes = 0;
     PMPI_Op_commutative(op, &commutes);
-    erased_.combine = &Combiner::reduce_local;
-    erased_.op = this;
-    erased_.elem_size = type.extent;
-    erased_.commutative = commutes != 0;
+    erase_through_mpi(erased_, &Combiner::reduce_local, this, type.extent, commutes != 0);
     erased_.type = type_tag(type.code);
     erased_.op_type = &typeid(UserOpTag);
     erased_.op_name = "a user op (MPI_Op_create)";
-    erased_.may_throw = false;
     return;
   }
   const OpRow& o = op_table()[static_cast<std::size_t>(op_row)];
@@ -390,20 +407,13 @@ Combiner::Combiner(MPI_Op op, const Datatype& type, MPI_Datatype original)
   // Predefined ops work element by element on the predefined type inside.
   per_element_ = type.multiplicity;
   type_ = type.base;
-  if (erase_native(row.native, op_row, erased_)) {
-    erased_.type = type_tag(type.code);
-    erased_.type_name = type_name_.c_str();
-    erased_.op_name = o.name;
-    return;
+  if (!erase_native(row.native, op_row, erased_)) {
+    erase_through_mpi(erased_, &Combiner::reduce_local, this, extent_of(type.base), true);
+    erased_.op_type = op_tag(op_row);
   }
-  erased_.combine = &Combiner::reduce_local;
-  erased_.op = this;
-  erased_.elem_size = extent_of(type.base);
-  erased_.commutative = true;
   erased_.type = type_tag(type.code);
-  erased_.op_type = op_tag(op_row);
+  erased_.type_name = type_name_.c_str();
   erased_.op_name = o.name;
-  erased_.may_throw = false;
 }
 
 const Combiner& combiner_for(MPI_Op op, MPI_Datatype type, std::optional<Combiner>& fresh) {

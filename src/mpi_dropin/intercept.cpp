@@ -66,27 +66,19 @@ int local_error(const Args& a, int rank, int size) {
   return MPI_SUCCESS;
 }
 
-// The class of an error hreduce found across processes: processes that
-// disagree on their counts or root, or anything else.
-int class_of(const std::string& text) {
-  if (text.find("disagree") == std::string::npos) return MPI_ERR_OTHER;
-  auto values_after = [&](const std::string& word) {
-    std::vector<std::string> values;
-    for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
-      const std::size_t from = at + word.size();
-      values.push_back(text.substr(from, text.find_first_not_of("-0123456789", from) - from));
-    }
-    return values;
-  };
-  auto differ = [](const std::vector<std::string>& v) {
-    for (const auto& x : v) {
-      if (x != v.front()) return true;
-    }
-    return false;
-  };
-  if (differ(values_after(" with count "))) return MPI_ERR_COUNT;
-  if (differ(values_after(", root "))) return MPI_ERR_ROOT;
-  return MPI_ERR_ARG;
+// The class of an error hreduce found across processes: from its kind
+// alone, never its words (docs/errors.md).
+int class_of(const Error& e) {
+  switch (e.kind()) {
+    case ErrorKind::count_mismatch: return MPI_ERR_COUNT;
+    case ErrorKind::root_mismatch: return MPI_ERR_ROOT;
+    case ErrorKind::mismatch: return MPI_ERR_ARG;
+    case ErrorKind::argument:
+    case ErrorKind::op:
+    case ErrorKind::unusable:
+    case ErrorKind::transport: break;
+  }
+  return MPI_ERR_OTHER;
 }
 
 // What this thread's previous call resolved: programs repeat the same
@@ -210,7 +202,7 @@ int serve(const Args& a, PmpiCall pmpi) {
     if (code == MPI_SUCCESS) count_served(here.tally);
     return code;
   } catch (const Error& e) {
-    return report(a.comm, class_of(e.what()), e.what());
+    return report(a.comm, class_of(e), e.what());
   } catch (const std::exception& e) {
     return report(a.comm, MPI_ERR_INTERN, e.what());
   } catch (...) {
