@@ -100,41 +100,9 @@ inline Failure unmarked(std::string_view text, ErrorKind fallback) {
 // the class says so (a transport failure stays one).
 [[noreturn]] inline void throw_marked(std::string_view text, ErrorKind fallback,
                                       bool team_unusable = false) {
-  ErrorKind kind = fallback;
-  bool found = false;
-  std::string plain;
-  plain.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != kKindMark) {
-      plain += text[i];
-    } else if (++i < text.size() && !found) {  // a text cut short may end in half a mark
-      kind = static_cast<ErrorKind>(text[i]);
-      found = true;
-    }
-  }
-  if (team_unusable && kind != ErrorKind::transport) kind = ErrorKind::unusable;
-  throw_error(kind, plain);
-}
-
-// `f` as marked text, for layers that still relay text: the kind first.
-inline std::string marked(const Failure& f) { return f ? marked(f.kind, f.text) : std::string(); }
-
-// Marked text back as a value: the kind of its first mark (else
-// `fallback`), the marks removed; "" is no failure.
-inline Failure unmarked(std::string_view text, ErrorKind fallback) {
-  if (text.empty()) return Failure::none();
-  Failure f = Failure::of(fallback, {});
-  bool found = false;
-  f.text.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != kKindMark) {
-      f.text += text[i];
-    } else if (++i < text.size() && !found) {  // a text cut short may end in half a mark
-      f.kind = static_cast<ErrorKind>(text[i]);
-      found = true;
-    }
-  }
-  return f;
+  Failure f = unmarked(text, fallback);
+  if (team_unusable && f.kind != ErrorKind::transport) f.kind = ErrorKind::unusable;
+  throw_error(f.kind, f.text);
 }
 
 // How a broken team's messages end. Every later call repeats that the team
