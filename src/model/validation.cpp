@@ -106,7 +106,8 @@ std::vector<PredictedRow> measure(const Measured& m, const Request& request,
   settings.zero_copy = m.zero_copy;
   const int cores = std::max(1, node.count(hreduce::Level::core));
   std::vector<PredictedRow> rows;
-  for (const probe::Json& r : probe::Json::parse(read_file(json)).as_array("records")) {
+  const probe::Json records = probe::Json::parse(read_file(json));
+  for (const probe::Json& r : records.as_array("records")) {
     if (r.at("implementation", "record").as_string("implementation") != "hreduce") continue;
     PredictedRow row;
     row.call = {r.at("collective", "record").as_string("collective"),
