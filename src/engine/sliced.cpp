@@ -45,24 +45,11 @@
 namespace hreduce::detail {
 namespace {
 
-struct Range {
-  std::size_t lo = 0, hi = 0;
-};
-
-// Slices are whole cache lines where the element size allows, so two members
-// never write the same line of an output.
-Range slice_of(int member, int p, std::size_t n, std::size_t elem_size) {
-  const std::size_t granule = elem_size <= 64 && 64 % elem_size == 0 ? 64 / elem_size : 1;
-  const std::size_t units = (n + granule - 1) / granule;
-  const auto edge = [&](int j) { return std::min(n, units * j / p * granule); };
-  return {edge(member), edge(member + 1)};
-}
-
 class SliceWorker {
  public:
   explicit SliceWorker(const CallContext& ctx)
       : ctx_(ctx), es_(ctx.call.op.elem_size),
-        chunk_(std::max<std::size_t>(1, ctx.call.options->chunk_bytes / es_)) {}
+        chunk_(detail::chunk_elements(ctx.call.options->chunk_bytes, es_)) {}
 
   std::size_t chunk_elements() const { return chunk_; }
   std::size_t elem_size() const { return es_; }
@@ -78,7 +65,7 @@ class SliceWorker {
   // Runs body(at, len) over the chunks of [range.lo, range.hi). An exception
   // from the op is recorded and ends this member's work; the protocol goes on.
   template <class Body>
-  void for_each_chunk(Range range, Body&& body) const {
+  void for_each_chunk(Slice range, Body&& body) const {
     try {
       for (std::size_t at = range.lo; at < range.hi; at += chunk_) {
         body(at, std::min(chunk_, range.hi - at));
@@ -156,7 +143,7 @@ void sliced_reduce_scatter(const CallContext& ctx) {
   const Blocks blocks(ctx);
   const std::size_t es = worker.elem_size();
   const int p = ctx.size();
-  const Range mine = slice_of(ctx.me.rank, p, blocks.total(), es);
+  const Slice mine = slice_of(ctx.me.rank, p, blocks.total(), es);
   bool any_in_place = false;
   for (int r = 0; r < p; ++r) any_in_place |= blocks.in_place(r) && blocks.count(r) > 0;
   void* parked = any_in_place ? ctx.me.scratch(2, (mine.hi - mine.lo) * es) : nullptr;
@@ -184,7 +171,7 @@ void sliced_reduce_scatter(const CallContext& ctx) {
     for (int r = 0; r < ctx.me.rank; ++r) my_lo += blocks.count(r);
     const std::size_t my_hi = my_lo + blocks.count(ctx.me.rank);
     for (int j = 0; j < p; ++j) {
-      const Range theirs = slice_of(j, p, blocks.total(), es);
+      const Slice theirs = slice_of(j, p, blocks.total(), es);
       const std::size_t lo = std::max(theirs.lo, my_lo), hi = std::min(theirs.hi, my_hi);
       if (lo >= hi) continue;
       copy_bytes(bytes_at(ctx.call.out, lo - my_lo, es),
@@ -198,7 +185,7 @@ void sliced_scan(const CallContext& ctx, bool exclusive) {
   const SliceWorker worker(ctx);
   const std::size_t es = worker.elem_size();
   const int p = ctx.size();
-  const Range mine = slice_of(ctx.me.rank, p, ctx.call.count, es);
+  const Slice mine = slice_of(ctx.me.rank, p, ctx.call.count, es);
   if (!exclusive) {
     // out_0 = x_0, out_q = out_{q-1} ∘ x_q: the previous prefix is the chunk
     // this member has just written, still in its cache.

@@ -85,19 +85,39 @@ detail::CollectiveKind kind_of(Collective collective) {
   return detail::kind_of(collective);
 }
 
-// The path execute_local() takes for `kind`, asking the functions it asks,
-// about a call of a predefined op with `options`.
-std::string_view local_path_of(const detail::TeamState& team, detail::CollectiveKind kind,
+// What execute_local() decides the path from, for a call of a predefined
+// op with `options` (bytes_per_member: each member's input).
+detail::LocalFacts local_facts(const detail::TeamState& team, detail::CollectiveKind kind,
                                std::size_t bytes_per_member, const CollectiveOptions& options) {
-  detail::Call call;
-  call.kind = kind;
-  call.count = bytes_per_member;
-  call.op.elem_size = 1;
-  call.op.may_throw = false;
-  call.options = &options;
-  if (detail::wants_tree(call, team.size())) return "tree";
-  if (detail::wants_mailbox(call, team, bytes_per_member)) return "mailbox";
-  return "sliced";
+  detail::LocalFacts facts;
+  facts.kind = kind;
+  facts.bytes_per_member = bytes_per_member;
+  facts.elem_size = 1;
+  facts.op_may_throw = false;
+  facts.members_here = team.size();
+  facts.members_in_team = team.total_members;
+  facts.spans_processes = team.group != nullptr;
+  facts.options = options;
+  return facts;
+}
+
+// "inside each process: <path> over <n> members, because <reason>", and for
+// the tree its shape and rounds (an allreduce's, to member 0).
+std::string local_text(const detail::TeamState& team, detail::LocalFacts facts) {
+  const detail::LocalDecision decision = detail::decide_local(facts);
+  std::string path(detail::to_string(decision.path));
+  if (decision.path == detail::LocalPath::tree) {
+    detail::TreeFacts tree;
+    tree.members = team.size();
+    tree.options = facts.options;
+    tree.levels = team.levels;
+    tree.containers = detail::tree_containers(team.topology, team.placement, team.levels);
+    path += " (" + detail::plan_tree(tree).reason + ")";
+  }
+  facts.op_may_throw = true;
+  if (detail::local_choice(facts).path != decision.path) path += " (a user op goes sliced)";
+  return "inside each process: " + path + " over " + std::to_string(team.size()) +
+         " members, because " + decision.reason;
 }
 
 // What a level promises, in a line.
@@ -121,7 +141,9 @@ std::string level_text(const CollectiveOptions& options, int members) {
 }  // namespace
 
 std::string_view Team::local_path(Collective collective, std::size_t bytes_per_member) const {
-  return local_path_of(*state_, kind_of(collective), bytes_per_member, state_->options.collectives);
+  const detail::LocalFacts facts =
+      local_facts(*state_, kind_of(collective), bytes_per_member, state_->options.collectives);
+  return detail::to_string(detail::decide_local(facts).path);
 }
 
 std::string Team::explain(Collective collective, std::size_t bytes_per_member) const {
@@ -134,10 +156,8 @@ std::string Team::explain(Collective collective, std::size_t bytes_per_member,
   if (!detail::options_valid(options)) {
     throw ArgumentError("Team::explain: " + detail::options_problem(options));
   }
-  std::string path(local_path_of(*state_, kind, bytes_per_member, options));
-  if (path == "mailbox") path += " (a user op goes sliced)";
   const std::string local =
-      "inside each process: " + path + " over " + std::to_string(local_size()) + " members";
+      local_text(*state_, local_facts(*state_, kind, bytes_per_member, options));
   const std::string level = "; " + level_text(options, size());
   if (!state_->group) return std::string(to_string(collective)) + ": " + local + level;
   if (options.reproducibility == Reproducibility::shape_independent &&

@@ -14,6 +14,7 @@
 
 #include "hreduce/team.hpp"
 #include "src/common/wait.hpp"
+#include "src/engine/local_decision.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/topology/numa_memory.hpp"
 
@@ -70,11 +71,6 @@ inline bool describes(const Descriptor& d, const Call& call) {
          (d.counts == call.counts) & (d.elem_size == call.op.elem_size) & (d.type == call.op.type) &
          (d.op_type == call.op.op_type) & (d.op_name == call.op.op_name);
 }
-
-// Inputs of at most this many bytes per member travel inside the
-// announcement (src/engine/mailbox.hpp): one synchronisation per call
-// instead of two.
-inline constexpr std::size_t kMailboxBytes = 512;
 
 // Announcement slots per member: a member writes slot (seq % kSlots) for
 // call `seq`, and first makes sure every other member has left call
@@ -147,8 +143,9 @@ struct MemberControl {
   alignas(kControlAlign) std::atomic<std::uint64_t> chunks{0};
 };
 
-// The per-member plan for one tree: whom to combine, in executor order.
-struct TreePlan {
+// This member's part in one tree (plan_tree): whom to combine, in executor
+// order.
+struct TreeRole {
   int tree_root = 0;
   int parent = -1;
   std::vector<int> children;             // executor combine order
@@ -191,7 +188,7 @@ class MemberState {
   std::uint64_t everyone_reached = 0;
   // Calls in a row this member returned from without waiting (mailbox.hpp).
   int calls_run_ahead = 0;
-  std::map<std::tuple<int, int, int, bool>, TreePlan> plans;
+  std::map<std::tuple<int, int, int, bool>, TreeRole> plans;
 
  private:
   NumaBuffer buffers_[5];

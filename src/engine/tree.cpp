@@ -45,7 +45,7 @@ Schedule make_schedule(const TeamState& team, const CollectiveOptions& options, 
 // subtrees; when the requested tree is not (a scatter placement, a rotated
 // root), the reduction runs on a binomial tree rooted at 0, which always is,
 // and the result is forwarded to the root.
-const TreePlan& plan_for(const CallContext& ctx, int root) {
+const TreeRole& plan_for(const CallContext& ctx, int root) {
   const CollectiveOptions& options = *ctx.call.options;
   const bool commutative = ctx.call.op.commutative;
   const auto key =
@@ -56,7 +56,7 @@ const TreePlan& plan_for(const CallContext& ctx, int root) {
   Schedule schedule = make_schedule(ctx.team, options, root);
   if (!commutative && !schedule.is_valid(false)) schedule = schedules::binomial(ctx.size(), 0);
   schedule.validate(commutative);
-  TreePlan plan;
+  TreeRole plan;
   plan.tree_root = schedule.root();
   if (auto out = schedule.outgoing(ctx.me.rank)) plan.parent = out->receiver;
   for (const Transfer& t : schedule.incoming(ctx.me.rank)) {
@@ -68,7 +68,7 @@ const TreePlan& plan_for(const CallContext& ctx, int root) {
 
 // Combines this member's subtree into `accumulator` (which may be its
 // input only when it has no children). Returns the partial result.
-const void* combine_subtree(const CallContext& ctx, const TreePlan& plan, void* accumulator) {
+const void* combine_subtree(const CallContext& ctx, const TreeRole& plan, void* accumulator) {
   const std::size_t n = ctx.call.count;
   const int rank = ctx.me.rank;
   const void* partial = ctx.call.in;
@@ -106,7 +106,7 @@ void publish_partial(const CallContext& ctx, const void* partial) {
 
 void tree_reduce(const CallContext& ctx) {
   const int root = ctx.call.root;
-  const TreePlan& plan = plan_for(ctx, root);
+  const TreeRole& plan = plan_for(ctx, root);
   const std::size_t bytes = ctx.call.count * ctx.call.op.elem_size;
   const int rank = ctx.me.rank;
   if (!plan.children.empty() || rank == plan.tree_root) {
@@ -125,7 +125,7 @@ void tree_reduce(const CallContext& ctx) {
 }
 
 void tree_allreduce(const CallContext& ctx) {
-  const TreePlan& plan = plan_for(ctx, 0);
+  const TreeRole& plan = plan_for(ctx, 0);
   const std::size_t bytes = ctx.call.count * ctx.call.op.elem_size;
   const int rank = ctx.me.rank;
   if (!plan.children.empty() || rank == plan.tree_root) {

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <map>
 
+#include "src/schedule/grouped_tree.hpp"
 #include "tree_building.hpp"
 
 namespace hreduce::schedules {
@@ -56,11 +57,7 @@ std::string hierarchical_name(const std::vector<Level>& levels) {
 Schedule hierarchical(const Topology& topology, const Placement& placement,
                       const std::vector<Level>& levels, int root, int radix) {
   const int p = placement.members();
-  detail::check_tree_arguments("hierarchical", p, root);
-  if (radix < 2) {
-    throw ArgumentError("schedules::hierarchical: radix must be >= 2, got " +
-                        std::to_string(radix));
-  }
+  detail::check_grouped_tree_arguments(p, root, radix);
   for (int m = 0; m < p; ++m) {
     const int pu = placement.pu_of_member[m];
     if (pu < 0 || pu >= topology.pu_count()) {
@@ -70,26 +67,12 @@ Schedule hierarchical(const Topology& topology, const Placement& placement,
                           std::to_string(topology.pu_count() - 1));
     }
   }
-  auto container_key = [&](int member, std::size_t depth) {
-    const Pu& pu = topology.pus()[placement.pu_of_member[member]];
-    std::vector<int> key;
-    for (std::size_t i = 0; i < depth; ++i) key.push_back(pu.in(levels[i]));
-    return key;
-  };
-
-  std::vector<Transfer> transfers;
-  std::vector<int> participants(p);
-  for (int m = 0; m < p; ++m) participants[m] = m;
-  int step_offset = 0;
-  // Innermost level first; depth 0 is the last stage joining everything.
-  for (std::size_t depth = levels.size() + 1; depth-- > 0;) {
-    std::map<std::vector<int>, std::vector<int>> groups;
-    for (int m : participants) groups[container_key(m, depth)].push_back(m);
-    auto [leaders, stage_steps] = reduce_groups(groups, root, radix, step_offset, transfers);
-    participants = std::move(leaders);
-    step_offset += stage_steps;
+  std::vector<std::vector<int>> containers;
+  for (Level level : levels) {
+    std::vector<int>& of_level = containers.emplace_back(p);
+    for (int m = 0; m < p; ++m) of_level[m] = topology.pus()[placement.pu_of_member[m]].in(level);
   }
-  return Schedule(p, root, std::move(transfers), hierarchical_name(levels));
+  return detail::grouped_tree(p, containers, root, radix, hierarchical_name(levels));
 }
 
 std::vector<Level> default_levels(const Topology& topology) {
@@ -106,3 +89,46 @@ std::vector<Level> default_levels(const Topology& topology) {
 }
 
 }  // namespace hreduce::schedules
+
+namespace hreduce::detail {
+
+void check_grouped_tree_arguments(int p, int root, int radix) {
+  check_tree_arguments("hierarchical", p, root);
+  if (radix < 2) {
+    throw ArgumentError("schedules::hierarchical: radix must be >= 2, got " +
+                        std::to_string(radix));
+  }
+}
+
+Schedule grouped_tree(int p, const std::vector<std::vector<int>>& containers, int root, int radix,
+                      std::string name) {
+  check_grouped_tree_arguments(p, root, radix);
+  for (std::size_t level = 0; level < containers.size(); ++level) {
+    if (containers[level].size() != static_cast<std::size_t>(p)) {
+      throw ArgumentError("schedules::hierarchical: level " + std::to_string(level) + " places " +
+                          std::to_string(containers[level].size()) + " members of " +
+                          std::to_string(p));
+    }
+  }
+  auto container_key = [&](int member, std::size_t depth) {
+    std::vector<int> key;
+    for (std::size_t i = 0; i < depth; ++i) key.push_back(containers[i][member]);
+    return key;
+  };
+  std::vector<Transfer> transfers;
+  std::vector<int> participants(p);
+  for (int m = 0; m < p; ++m) participants[m] = m;
+  int step_offset = 0;
+  // Innermost level first; depth 0 is the last stage joining everything.
+  for (std::size_t depth = containers.size() + 1; depth-- > 0;) {
+    std::map<std::vector<int>, std::vector<int>> groups;
+    for (int m : participants) groups[container_key(m, depth)].push_back(m);
+    auto [leaders, stage_steps] =
+        schedules::reduce_groups(groups, root, radix, step_offset, transfers);
+    participants = std::move(leaders);
+    step_offset += stage_steps;
+  }
+  return Schedule(p, root, std::move(transfers), std::move(name));
+}
+
+}  // namespace hreduce::detail
