@@ -1,49 +1,44 @@
 #include "src/model/local_decision_adapter.hpp"
 
-#include "src/engine/collectives.hpp"
+#include "hreduce/schedule.hpp"
 
 namespace hreduce::detail::model {
 
-const char* to_string(LocalPath path) {
-  switch (path) {
-    case LocalPath::mailbox: return "mailbox";
-    case LocalPath::tree: return "tree";
-    case LocalPath::sliced: return "sliced";
-  }
-  return "?";
+LocalDecision local_path(CollectiveKind kind, std::size_t bytes_per_member, std::size_t elem_size,
+                         int members_here, int members_in_team, const CollectiveOptions& options) {
+  LocalFacts facts;
+  facts.kind = kind;
+  facts.bytes_per_member = bytes_per_member;
+  facts.elem_size = elem_size;
+  facts.op_may_throw = false;  // the bench's ops are predefined
+  facts.members_here = members_here;
+  facts.members_in_team = members_in_team;
+  facts.spans_processes = members_in_team > members_here;
+  facts.options = options;
+  return decide_local(facts);
 }
 
-LocalDecision decide_local(const LocalFacts& facts) {
-  Call call;
-  call.kind = facts.kind;
-  call.count = facts.bytes_per_member / facts.element_bytes;
-  call.op.elem_size = facts.element_bytes;
-  call.op.may_throw = facts.may_throw;
-  call.options = &facts.options;
-  if (wants_tree(call, facts.members)) {
-    return {LocalPath::tree,
-            "tree: reduce/allreduce of at most tree_max_bytes over at least "
-            "tree_min_members members"};
-  }
-  // wants_mailbox() asks the same of a TeamState, which needs a running
-  // team; its conditions on the call and the team's size are these.
-  const bool mailbox_kind =
-      facts.kind != CollectiveKind::reduce_scatter && facts.kind != CollectiveKind::barrier;
-  if (mailbox_kind && !facts.team_spans_processes && !facts.may_throw &&
-      facts.bytes_per_member > 0 && facts.bytes_per_member <= kMailboxBytes &&
-      facts.options.algorithm == Algorithm::automatic &&
-      facts.members < facts.options.tree_min_members) {
-    return {LocalPath::mailbox, "mailbox: a short vector on a small team, one synchronisation"};
-  }
-  return {LocalPath::sliced, "sliced: every byte read and written once"};
-}
-
-Schedule plan_tree(const Topology& topology, const std::vector<int>& pus,
-                   const CollectiveOptions& options) {
+TreePlan local_tree(const Topology& node, const std::vector<int>& pus,
+                    const CollectiveOptions& options) {
+  TreeFacts facts;
+  facts.members = static_cast<int>(pus.size());
+  facts.options = options;
+  facts.levels = schedules::default_levels(node);
   Placement placement;
   placement.pu_of_member = pus;
-  return schedules::hierarchical(topology, placement, schedules::default_levels(topology), 0,
-                                 options.radix);
+  facts.containers = tree_containers(node, placement, facts.levels);
+  return plan_tree(facts);
+}
+
+std::vector<double> slice_shares(int members, std::size_t bytes_per_member, std::size_t elem_size,
+                                 const CollectiveOptions& options) {
+  const std::size_t count = std::max<std::size_t>(1, bytes_per_member / elem_size);
+  const SlicePlan plan = plan_slices(members, count, elem_size, options);
+  std::vector<double> shares;
+  for (const Slice& s : plan.slices) {
+    shares.push_back(static_cast<double>(s.size()) / static_cast<double>(count));
+  }
+  return shares;
 }
 
 }  // namespace hreduce::detail::model

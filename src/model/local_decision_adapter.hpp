@@ -1,54 +1,31 @@
-// The one place the model asks how a process's members combine a call (the
-// local path, the tree, the slices). Today it asks the engine's own
-// predicates (src/engine/collectives.hpp: wants_tree, and the mailbox's
-// size limit kMailboxBytes) and the engine's own tree builder
-// (schedules::hierarchical over the machine's default levels); when the
-// engine exposes decide_local / plan_tree / plan_slices as pure functions
-// (src/engine/local_decision.hpp), this file alone changes. It holds no
-// threshold of its own: every number comes from the engine or from the
+// The one place the model asks how a process's members combine a call: the
+// engine's own pure decisions (src/engine/local_decision.hpp: decide_local,
+// plan_tree, plan_slices), fed with the placement the model laid out. No
+// threshold lives here: every number comes from the engine or from the
 // call's CollectiveOptions, whose defaults are the runtime's.
 #pragma once
 
 #include <cstddef>
-#include <string>
 #include <vector>
 
 #include "hreduce/options.hpp"
-#include "hreduce/schedule.hpp"
-#include "hreduce/team.hpp"  // CollectiveKind
 #include "hreduce/topology.hpp"
+#include "src/engine/local_decision.hpp"
 
 namespace hreduce::detail::model {
 
-enum class LocalPath { mailbox, tree, sliced };
-const char* to_string(LocalPath path);
+// The path a process's `members_here` members take for a call of
+// `bytes_per_member`, as execute_local() decides it.
+LocalDecision local_path(CollectiveKind kind, std::size_t bytes_per_member, std::size_t elem_size,
+                         int members_here, int members_in_team, const CollectiveOptions& options);
 
-struct LocalFacts {
-  CollectiveKind kind = CollectiveKind::allreduce;
-  std::size_t bytes_per_member = 0;
-  std::size_t element_bytes = 8;
-  bool may_throw = false;             // predefined ops never throw
-  int members = 1;                    // of this process
-  bool team_spans_processes = false;  // then the process's part is a step of src/hybrid
-  CollectiveOptions options;          // the runtime's defaults unless set
-};
+// The reduction tree the engine builds for members on `pus` of `node`
+// (the machine's default grouping levels, as a team takes them).
+TreePlan local_tree(const Topology& node, const std::vector<int>& pus,
+                    const CollectiveOptions& options);
 
-struct LocalDecision {
-  LocalPath path = LocalPath::sliced;
-  std::string reason;
-};
-
-LocalDecision decide_local(const LocalFacts& facts);
-
-// The reduction tree the engine builds for `members` placed on `pus` of
-// `topology` (tree.cpp's call: the hierarchical tree over the machine's
-// default levels, radix from the options).
-Schedule plan_tree(const Topology& topology, const std::vector<int>& pus,
-                   const CollectiveOptions& options);
-
-// The slices themselves are not asked for: the engine's slice_of() is
-// private to sliced.cpp until plan_slices() is public, and the model prices
-// each member's slice as an equal share, which the engine's cache-line
-// rounding changes by less than a line per member.
+// Each member's share of the vector on the sliced path (0 to 1, summing to 1).
+std::vector<double> slice_shares(int members, std::size_t bytes_per_member, std::size_t elem_size,
+                                 const CollectiveOptions& options);
 
 }  // namespace hreduce::detail::model

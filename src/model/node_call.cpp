@@ -111,43 +111,45 @@ bool writes_every_output(CollectiveKind kind) {
 }
 }  // namespace
 
-// Member j folds slice j of every input of its process in rank order,
-// reading each from the NUMA node where its owner put it, then writes it.
-void NodeCall::sliced_pass(int process, double written_per_member) {
+// Member j folds slice j (plan_slices) of every input of its process in
+// rank order, reading each from the NUMA node where its owner put it, then
+// writes it into one output, or into every member's.
+void NodeCall::sliced_pass(int process, bool every_output) {
   const int T = layout_.threads;
+  const std::vector<double> shares =
+      slice_shares(T, call_.bytes_per_member, element_bytes(call_.type), settings_.options);
   std::map<int, int> inputs_on_numa;
   for (int q : members_of(process, T)) ++inputs_on_numa[prices_.numa_of_pu(member_pu(q))];
   for (int j : members_of(process, T)) {
+    const double slice = m_ * shares[static_cast<std::size_t>(j - process * T)];
     for (const auto& [numa, count] : inputs_on_numa) {
-      stream(j, m_ * count / T, Stream::fold, numa, Level::inside_process, "fold (sliced)");
+      stream(j, slice * count, Stream::fold, numa, Level::inside_process, "fold (sliced)");
     }
-    stream(j, written_per_member, Stream::copy, prices_.numa_of_pu(member_pu(j)),
+    stream(j, every_output ? slice * T : slice, Stream::copy, prices_.numa_of_pu(member_pu(j)),
            Level::inside_process, "write results (sliced)");
   }
 }
 
-// The engine's own tree (plan_tree): each hop, the parent sees the child's
-// flag (half a round trip of their relation) and folds its vector.
+// The engine's own tree (plan_tree), round by round: the parent sees the
+// child's flag (half a round trip of their relation) and folds its vector.
 void NodeCall::tree_up(int process) {
   const int T = layout_.threads;
   std::vector<int> pus;
   for (int q : members_of(process, T)) pus.push_back(member_pu(q));
-  const Schedule tree = plan_tree(node_, pus, settings_.options);
-  std::vector<Transfer> hops = tree.transfers();
-  std::sort(hops.begin(), hops.end(), [](const Transfer& a, const Transfer& b) {
-    return a.step != b.step ? a.step < b.step : a.sender < b.sender;
-  });
-  for (const Transfer& hop : hops) {
-    const int from = process * T + hop.sender, to = process * T + hop.receiver;
-    Task t;
-    t.after = after_of(to);
-    for (int a : after_of(from)) t.after.push_back(a);
-    t.latency = prices_.one_way_seconds(member_pu(from), member_pu(to));
-    t.work = m_;
-    t.own_rate = prices_.fold_rate(op_class_of(call_.type), call_.type);
-    t.level = Level::inside_process;
-    t.term = "tree hops (line transfer and fold)";
-    then(to, sim_.add_task(std::move(t)));
+  const TreePlan tree = local_tree(node_, pus, settings_.options);
+  for (const std::vector<Transfer>& round : tree.rounds) {
+    for (const Transfer& hop : round) {
+      const int from = process * T + hop.sender, to = process * T + hop.receiver;
+      Task t;
+      t.after = after_of(to);
+      for (int a : after_of(from)) t.after.push_back(a);
+      t.latency = prices_.one_way_seconds(member_pu(from), member_pu(to));
+      t.work = m_;
+      t.own_rate = prices_.fold_rate(op_class_of(call_.type), call_.type);
+      t.level = Level::inside_process;
+      t.term = "tree hops (line transfer and fold)";
+      then(to, sim_.add_task(std::move(t)));
+    }
   }
 }
 
@@ -156,9 +158,9 @@ void NodeCall::tree_up(int process) {
 void NodeCall::whole_call_in_one_process() {
   const int T = layout_.threads;
   const std::vector<int> all = members_of(0, T);
-  const LocalDecision d = decide_local({kind_, call_.bytes_per_member, element_bytes(call_.type),
-                                        false, T, false, settings_.options});
-  decisions_ = std::string("inside the process: ") + to_string(d.path) + " over " +
+  const LocalDecision d =
+      local_path(kind_, call_.bytes_per_member, element_bytes(call_.type), T, T, settings_.options);
+  decisions_ = "inside the process: " + std::string(to_string(d.path)) + " over " +
                std::to_string(T) + " members";
   const int numa0 = prices_.numa_of_pu(member_pu(0));
   if (T == 1) {
@@ -183,7 +185,7 @@ void NodeCall::whole_call_in_one_process() {
     return;
   }
   synchronise(all, Level::waiting, "arrival");
-  sliced_pass(0, writes_every_output(kind_) ? m_ : m_ / T);
+  sliced_pass(0, writes_every_output(kind_));
   synchronise(all, Level::waiting, "slices done");
 }
 
@@ -195,16 +197,17 @@ void NodeCall::local_up(int process) {
   if (T == 1) return;
   const bool scan = kind_ == CollectiveKind::scan || kind_ == CollectiveKind::exscan;
   const CollectiveKind step = scan ? kind_ : CollectiveKind::reduce;
-  const LocalDecision d = decide_local(
-      {step, call_.bytes_per_member, element_bytes(call_.type), false, T, true, settings_.options});
-  if (process == 0) decisions_ += std::string("inside each process: ") + to_string(d.path);
+  const int team = static_cast<int>(std::min<long long>(layout_.members(), 1 << 30));
+  const LocalDecision d = local_path(step, call_.bytes_per_member, element_bytes(call_.type), T,
+                                     team, settings_.options);
+  if (process == 0) decisions_ += "inside each process: " + std::string(to_string(d.path));
   const std::vector<int> all = members_of(process, T);
   if (d.path == LocalPath::tree) {
     tree_up(process);
     return;
   }
   synchronise(all, Level::waiting, "arrival");
-  sliced_pass(process, scan ? m_ : m_ / T);
+  sliced_pass(process, scan);
   synchronise(all, Level::waiting, "slices done");
 }
 

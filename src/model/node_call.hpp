@@ -44,7 +44,7 @@ class NodeCall {
   void local_up(int process);
   void local_down(int process);
   void tree_up(int process);
-  void sliced_pass(int process, double written_per_member);
+  void sliced_pass(int process, bool every_output);
   // The node level and between nodes (node_levels.cpp).
   void node_level_up();
   void node_inline(const std::vector<int>& leaders);
