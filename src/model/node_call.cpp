@@ -90,13 +90,37 @@ void NodeCall::stream(int member, double bytes, Stream kind, int data_numa, Leve
   then(member, sim_.add_task(std::move(t)));
 }
 
-void NodeCall::wait_for(int member, double seconds, Level level, const std::string& term) {
-  Task t;
-  t.after = after_of(member);
-  t.latency = seconds;
-  t.level = level;
-  t.term = term;
-  then(member, sim_.add_task(std::move(t)));
+// A member that reads from several NUMA nodes at once (chunk by chunk over
+// inputs placed on each): one flow per node, sized so that alone they end
+// together at the member's own pace; a busy node slows only its own flow.
+void NodeCall::stream_spread(int member, const std::map<int, double>& bytes_on_numa, Stream kind,
+                             Level level, const std::string& term) {
+  double total = 0, alone_seconds = 0;
+  const int mine = prices_.numa_of_pu(member_pu(member));
+  for (const auto& [numa, bytes] : bytes_on_numa) {
+    total += bytes;
+    alone_seconds += bytes / prices_.one_thread_rate(kind, mine, numa);
+  }
+  if (total <= 0) return;
+  if (cached_ || bytes_on_numa.size() == 1) {
+    stream(member, total, kind, bytes_on_numa.begin()->first, level, term);
+    return;
+  }
+  Task join;
+  join.level = level;
+  join.term = term;
+  for (const auto& [numa, bytes] : bytes_on_numa) {
+    const double node_rate = prices_.node_rate(kind, numa, numa);
+    Task t;
+    t.after = after_of(member);
+    t.level = level;
+    t.term = term;
+    t.work = bytes / node_rate;
+    t.own_rate = bytes / alone_seconds / node_rate;
+    t.resources = {memory_[static_cast<std::size_t>(numa)]};
+    join.after.push_back(sim_.add_task(std::move(t)));
+  }
+  then(member, sim_.add_task(std::move(join)));
 }
 
 namespace {
@@ -122,9 +146,9 @@ void NodeCall::sliced_pass(int process, bool every_output) {
   for (int q : members_of(process, T)) ++inputs_on_numa[prices_.numa_of_pu(member_pu(q))];
   for (int j : members_of(process, T)) {
     const double slice = m_ * shares[static_cast<std::size_t>(j - process * T)];
-    for (const auto& [numa, count] : inputs_on_numa) {
-      stream(j, slice * count, Stream::fold, numa, Level::inside_process, "fold (sliced)");
-    }
+    std::map<int, double> reads;
+    for (const auto& [numa, count] : inputs_on_numa) reads[numa] = slice * count;
+    stream_spread(j, reads, Stream::fold, Level::inside_process, "fold (sliced)");
     stream(j, every_output ? slice * T : slice, Stream::copy, prices_.numa_of_pu(member_pu(j)),
            Level::inside_process, "write results (sliced)");
   }

@@ -10,6 +10,7 @@
 //   one access at a time.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,8 @@ class NodeCall {
   // NUMA node `data_numa`, or from caches when the call's data fit there.
   void stream(int member, double bytes, Stream kind, int data_numa, Level level,
               const std::string& term);
-  void wait_for(int member, double seconds, Level level, const std::string& term);
+  void stream_spread(int member, const std::map<int, double>& bytes_on_numa, Stream kind,
+                     Level level, const std::string& term);
 
   // Inside a process (node_call.cpp).
   void whole_call_in_one_process();

@@ -4,6 +4,7 @@
 // distribution of the nodes' result.
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "src/hybrid/inter_decision.hpp"
 #include "src/hybrid/inter_process_group.hpp"  // InterOptions: the runtime's defaults
@@ -127,12 +128,10 @@ void NodeCall::node_chunks(const std::vector<int>& leaders) {
       if (!settings_.zero_copy) stream(l, c, Stream::copy, numa, Level::node_segment, "stage");
     }
     synchronise(leaders, Level::waiting, "staged");
-    for (std::size_t q = 0; q < leaders.size(); ++q) {
-      for (int from : leaders) {
-        stream(leaders[q], c / P, Stream::fold, prices_.numa_of_pu(member_pu(from)),
-               Level::node_segment, "fold (node chunks)");
-      }
-    }
+    std::map<int, double> reads;
+    for (int from : leaders) reads[prices_.numa_of_pu(member_pu(from))] += c / P;
+    for (int l : leaders)
+      stream_spread(l, reads, Stream::fold, Level::node_segment, "fold (node chunks)");
     synchronise(leaders, Level::waiting, "folded");
     for (std::size_t q = 0; q < leaders.size() && !settings_.zero_copy; ++q) {
       double drained = c;
