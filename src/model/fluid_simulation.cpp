@@ -67,6 +67,31 @@ std::pair<double, int> rate_of(const Task& task, const std::vector<int>& crossin
   return {rate, limiter};
 }
 
+// What limited a flow for most of its time (-1: its own rate).
+int longest_limiter(const Flow& f) {
+  auto longest = std::max_element(f.limited_seconds.begin(), f.limited_seconds.end(),
+                                  [](auto& a, auto& b) { return a.second < b.second; });
+  return longest->first;
+}
+
+// Every flow's rate and limiter at this instant: each resource's capacity
+// shared equally by the flows crossing it.
+std::vector<std::pair<double, int>> rates_now(const std::vector<Task>& tasks,
+                                              const std::vector<Flow>& flows,
+                                              const std::vector<double>& capacity) {
+  std::vector<int> crossing(capacity.size(), 0);
+  for (const Flow& f : flows) {
+    for (int r : tasks[static_cast<std::size_t>(f.task)].resources) {
+      ++crossing[static_cast<std::size_t>(r)];
+    }
+  }
+  std::vector<std::pair<double, int>> rates;
+  for (const Flow& f : flows) {
+    rates.push_back(rate_of(tasks[static_cast<std::size_t>(f.task)], crossing, capacity));
+  }
+  return rates;
+}
+
 }  // namespace
 
 // Event by event: flows advance at their current rates until the next flow
@@ -98,17 +123,11 @@ std::vector<TaskTiming> FluidSimulation::run() const {
     }
   };
   while (!timers.empty() || !flows.empty()) {
-    std::vector<int> crossing(capacity.size(), 0);
-    for (const Flow& f : flows) {
-      for (int r : tasks_[static_cast<std::size_t>(f.task)].resources)
-        ++crossing[static_cast<std::size_t>(r)];
-    }
+    std::vector<std::pair<double, int>> rates = rates_now(tasks_, flows, capacity);
     double step =
         timers.empty() ? std::numeric_limits<double>::infinity() : timers.top().first - now;
-    std::vector<std::pair<double, int>> rates;
-    for (const Flow& f : flows) {
-      rates.push_back(rate_of(tasks_[static_cast<std::size_t>(f.task)], crossing, capacity));
-      step = std::min(step, f.remaining / rates.back().first);
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      step = std::min(step, flows[i].remaining / rates[i].first);
     }
     step = std::max(step, 0.0);
     now += step;
@@ -122,9 +141,7 @@ std::vector<TaskTiming> FluidSimulation::run() const {
         still.push_back(std::move(f));
         continue;
       }
-      auto longest = std::max_element(f.limited_seconds.begin(), f.limited_seconds.end(),
-                                      [](auto& a, auto& b) { return a.second < b.second; });
-      timing[static_cast<std::size_t>(f.task)].limiting_resource = longest->first;
+      timing[static_cast<std::size_t>(f.task)].limiting_resource = longest_limiter(f);
       finish(f.task);
     }
     flows = std::move(still);
