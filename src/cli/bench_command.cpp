@@ -110,7 +110,8 @@ int bench_command(const std::vector<std::string>& argv) {
                  "--collectives", "--types", "--settle-us", "--node-chunk-bytes",
                  "--reproducibility", "--sizes"});
   const Args args("hreduce bench", argv,
-                  {"--mpi", "--no-shared-memory", "--zero-copy", "--no-run-ahead"}, valued);
+                  {"--mpi", "--no-shared-memory", "--zero-copy", "--no-run-ahead", "--breakdown"},
+                  valued);
   if (args.has("--mpi")) {
     reject_options(args, {"--implementations", "--types", "--settle-us"},
                    " does not go with --mpi");

@@ -8,7 +8,9 @@
 // least traffic plus a barrier per call (limit_runner.cpp). With
 // --reproducibility, hreduce also runs at each named level (per-call
 // options) in the same rounds, and the row gives that time and its ratio to
-// hreduce's own, so a level's cost is read off at every size.
+// hreduce's own, so a level's cost is read off at every size. With
+// --breakdown, hreduce's calls are also timed per level of the hierarchy
+// (breakdown_columns.hpp).
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -19,6 +21,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/cli/bench.hpp"
+#include "src/cli/breakdown_columns.hpp"
 #include "src/cli/progress.hpp"
 #include "src/compare/comparison.hpp"
 #include "src/compare/record.hpp"
@@ -104,11 +107,19 @@ std::string level_ratio_header(Reproducibility level) {
   return "[" + std::string(to_string(level)) + "]/hreduce";
 }
 
-void print_header(const std::vector<cmp::Implementation>& implementations,
-                  const std::vector<Reproducibility>& levels) {
+// What the table's columns are, beyond the fixed ones.
+struct TableShape {
+  std::vector<cmp::Implementation> implementations;  // hreduce first
+  std::vector<Reproducibility> levels;               // --reproducibility
+  bool breakdown = false;                            // --breakdown
+};
+
+void print_header(const TableShape& shape) {
+  const auto& implementations = shape.implementations;
   std::printf("%-21s %-10s %8s %11s %8s %7s ", "collective", "type", "bytes", "hreduce us", "GB/s",
               "spread");
-  for (Reproducibility level : levels) {
+  if (shape.breakdown) print_breakdown_header();
+  for (Reproducibility level : shape.levels) {
     std::printf(" %11s %11s", level_time_header(level).c_str(), level_ratio_header(level).c_str());
   }
   for (std::size_t i = 1; i < implementations.size(); ++i) {
@@ -149,14 +160,14 @@ bool noisy(const cmp::CaseResult& result) {
                      [](const cmp::Record& r) { return r.spread > kNoisySpread; });
 }
 
-void print_row(const cmp::Case& c, const cmp::CaseResult& result,
-               const std::vector<cmp::Implementation>& implementations,
-               const std::vector<Reproducibility>& levels) {
+void print_row(const cmp::Case& c, const cmp::CaseResult& result, const TableShape& shape) {
+  const auto& implementations = shape.implementations;
   const cmp::Record& ours = result.records.front();
   std::printf("%-21s %-10s %8s %11.2f %8.2f %6.0f%%%c", ours.collective.c_str(), c.type.c_str(),
               cmp::human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6, ours.gbps,
               ours.spread * 100, noisy(result) ? '!' : ' ');
-  print_level_cells(result, levels);
+  if (shape.breakdown) print_breakdown_cells(ours);
+  print_level_cells(result, shape.levels);
   for (std::size_t i = 1; i < implementations.size(); ++i) {
     const cmp::Record* theirs = record_named(result, std::string(cmp::name_of(implementations[i])));
     if (theirs) {
@@ -203,6 +214,51 @@ double memcpy_gbps(std::size_t bytes) {
   return 2.0 * bytes / cmp::summarize(per_call).median / 1e9;
 }
 
+// Before the header: what the optional columns are.
+void print_preamble(const TableShape& shape) {
+  print_legend();
+  if (shape.breakdown) print_breakdown_legend();
+  if (!shape.levels.empty()) {
+    std::printf(
+        "columns [L]: hreduce with per-call reproducibility = L, sampled in turn with the "
+        "rest; [L]/hreduce: its time / hreduce's (run_to_run) time (> 1: what L costs)\n");
+  }
+  print_header(shape);
+}
+
+// Every case measured and its row printed as it comes.
+struct Table {
+  std::vector<cmp::Record> records;
+  bool all_right = true;
+  int noisy_rows = 0;
+  int levels_missed = 0;  // --breakdown: rows whose levels do not add up
+};
+
+Table measure_cases(Team& team, const std::vector<cmp::Case>& cases, const TableShape& shape,
+                    const cmp::SamplingOptions& sampling) {
+  Table table;
+  std::set<std::string> noted;
+  Progress progress(static_cast<int>(cases.size()), "hreduce bench");
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const cmp::Case& c = cases[k];
+    const std::string label = std::string(cmp::name_of(c.collective)) + " " + c.type + " " +
+                              cmp::human_bytes(c.bytes_per_member);
+    progress.starting(static_cast<int>(k), label);
+    cmp::CaseResult result =
+        cmp::measure_case(team, c, shape.implementations, sampling, shape.levels);
+    progress.clear();
+    print_row(c, result, shape);
+    print_skip_notes(c, result, noted);
+    progress.finished(static_cast<int>(k + 1), label);
+    table.all_right &= result.wrong.empty();
+    table.noisy_rows += noisy(result) ? 1 : 0;
+    if (shape.breakdown && !levels_add_up(result.records.front())) ++table.levels_missed;
+    table.records.insert(table.records.end(), result.records.begin(), result.records.end());
+  }
+  progress.clear();
+  return table;
+}
+
 }  // namespace
 
 void print_noise_note(int noisy_rows, int rows) {
@@ -221,52 +277,29 @@ std::vector<cmp::Collective> chosen_collectives(const Args& args) {
 
 int run_comparison(Team& team, const Args& args, const std::vector<std::size_t>& sizes,
                    double min_seconds) {
-  const auto implementations = chosen_implementations(args);
+  const TableShape shape{chosen_implementations(args), chosen_levels(args),
+                         args.has("--breakdown")};
   const auto cases = chosen_cases(args, sizes);
-  const auto levels = chosen_levels(args);
   // Unwritable output paths fail now, not after minutes of measuring.
   if (auto path = args.get("--json")) cmp::write_json(*path, {});
   if (auto path = args.get("--plot")) cmp::write_svg(*path, {}, "hreduce bench");
   cmp::SamplingOptions sampling;
   sampling.min_seconds = min_seconds;
   sampling.settle_seconds = args.get_int("--settle-us", 10000, 0) / 1e6;
+  sampling.breakdown = shape.breakdown;
   std::printf("context: single-thread memcpy %.1f GB/s (read + write, %s)\n",
               memcpy_gbps(sizes.back()), cmp::human_bytes(sizes.back()).c_str());
-  print_legend();
-  if (!levels.empty()) {
-    std::printf(
-        "columns [L]: hreduce with per-call reproducibility = L, sampled in turn with the "
-        "rest; [L]/hreduce: its time / hreduce's (run_to_run) time (> 1: what L costs)\n");
-  }
-  print_header(implementations, levels);
-  std::vector<cmp::Record> records;
-  bool all_right = true;
-  int noisy_rows = 0;
-  std::set<std::string> noted;
-  Progress progress(static_cast<int>(cases.size()), "hreduce bench");
-  for (std::size_t k = 0; k < cases.size(); ++k) {
-    const cmp::Case& c = cases[k];
-    const std::string label = std::string(cmp::name_of(c.collective)) + " " + c.type + " " +
-                              cmp::human_bytes(c.bytes_per_member);
-    progress.starting(static_cast<int>(k), label);
-    cmp::CaseResult result = cmp::measure_case(team, c, implementations, sampling, levels);
-    progress.clear();
-    print_row(c, result, implementations, levels);
-    print_skip_notes(c, result, noted);
-    progress.finished(static_cast<int>(k + 1), label);
-    all_right &= result.wrong.empty();
-    noisy_rows += noisy(result) ? 1 : 0;
-    records.insert(records.end(), result.records.begin(), result.records.end());
-  }
-  progress.clear();
-  print_noise_note(noisy_rows, static_cast<int>(cases.size()));
-  if (auto path = args.get("--json")) cmp::write_json(*path, records);
+  print_preamble(shape);
+  const Table table = measure_cases(team, cases, shape, sampling);
+  print_noise_note(table.noisy_rows, static_cast<int>(cases.size()));
+  if (shape.breakdown) print_levels_note(table.levels_missed, static_cast<int>(cases.size()));
+  if (auto path = args.get("--json")) cmp::write_json(*path, table.records);
   if (auto path = args.get("--plot")) {
-    cmp::write_svg(*path, records,
+    cmp::write_svg(*path, table.records,
                    "hreduce bench: " + std::to_string(team.size()) + " members on " +
                        team.topology().source());
   }
-  if (!all_right) {
+  if (!table.all_right) {
     std::fprintf(stderr, "hreduce bench: some results differ from the sequential oracle\n");
     return 1;
   }

@@ -41,6 +41,9 @@ constexpr const char* kBenchOptions = R"(bench options:
                      (default: double everywhere, plus int32 and double_int on allreduce)
   --json FILE        write every measured point as JSON
   --plot FILE.svg    plot GB/s against size, one panel per collective and type
+  --breakdown        time hreduce's calls per level too: inside_process, node_segment,
+                     between_nodes, waiting (µs per call, in the table, the JSON's
+                     "levels" and stacked bars in --plot); with or without --mpi
   --settle-us U      idle time before each sample (default 10000): other runtimes'
                      threads stop spinning
   --reproducibility L  also run hreduce at each level L (shape_independent, exact;

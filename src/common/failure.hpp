@@ -88,6 +88,27 @@ inline std::string marked(const Error& e) { return marked(kind_of(e), e.what());
   throw_error(kind, plain);
 }
 
+// Between a layer that passes failures as values and one that still relays
+// marked text: the value as marked text ("" for none), and marked text
+// (`fallback` where it holds no mark) as a value without marks.
+inline std::string marked(const Failure& f) { return f ? marked(f.kind, f.text) : std::string(); }
+
+inline Failure failure_of_marked(std::string_view text, ErrorKind fallback) {
+  if (text.empty()) return Failure::none();
+  Failure f = Failure::of(fallback, {});
+  bool found = false;
+  f.text.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != kKindMark) {
+      f.text += text[i];
+    } else if (++i < text.size() && !found) {  // a text cut short may end in half a mark
+      f.kind = static_cast<ErrorKind>(text[i]);
+      found = true;
+    }
+  }
+  return f;
+}
+
 // How a broken team's messages end. Every later call repeats that the team
 // is unusable; without the way back, users rebuilt teams that one call
 // would have restored.

@@ -72,7 +72,9 @@ CaseResult measure(Team& team, const Case& c, const std::vector<Implementation>&
   Lineup lineup;
   for (Implementation implementation : implementations) {
     if (!implements(implementation, c.collective)) continue;
-    auto runner = make_runner(implementation, team, problem);
+    auto runner = implementation == Implementation::hreduce && sampling.breakdown
+                      ? make_hreduce_runner_with_levels(team, problem)
+                      : make_runner(implementation, team, problem);
     const std::string name(name_of(implementation));
     // The limit computes nothing to check.
     if (implementation != Implementation::limit) check_one_call(*runner, problem, name, result);

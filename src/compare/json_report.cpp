@@ -61,6 +61,16 @@ void append_raw_field(std::string& out, const char* key, const std::string& valu
   out += value;
 }
 
+// {"inside_process": 1.2e-07, ...}, in level order.
+std::string levels_object(const std::vector<LevelTime>& levels) {
+  std::string out = "{";
+  for (const LevelTime& l : levels) {
+    if (out.size() > 1) out += ", ";
+    append_raw_field(out, l.level.c_str(), number(l.seconds, "%.9g"));
+  }
+  return out + "}";
+}
+
 std::string object_of(const Record& r) {
   std::string out = "{";
   append_string_field(out, "collective", r.collective);
@@ -83,6 +93,7 @@ std::string object_of(const Record& r) {
   append_raw_field(out, "spread", number(r.spread, "%.4g"));
   out += ", ";
   append_raw_field(out, "samples", std::to_string(r.samples));
+  if (!r.levels.empty()) out += ", \"levels\": " + levels_object(r.levels);
   out += '}';
   return out;
 }

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "hreduce/team.hpp"
+#include "src/common/level_clock.hpp"
 #include "src/compare/problem.hpp"
 
 namespace hreduce::detail::compare {
@@ -33,6 +35,9 @@ class Runner {
   // returns the seconds from a barrier before the first call to a barrier
   // after the last, on the clock of the first thread.
   virtual double seconds_for(int calls) = 0;
+  // The time per level of one call of the last seconds_for, the mean over
+  // the members; none unless the runner keeps it (hreduce with --breakdown).
+  virtual std::optional<LevelSeconds> levels_per_call() const { return std::nullopt; }
 };
 
 // Every runner uses the team's members count and placement: its threads are
@@ -47,6 +52,10 @@ std::unique_ptr<Runner> make_hreduce_runner(Team& team, Problem<T>& problem);
 template <class T>
 std::unique_ptr<Runner> make_hreduce_runner(Team& team, Problem<T>& problem,
                                             const CollectiveOptions& options);
+// hreduce as the plain runner, each member's calls timed per level
+// (src/common/level_clock.hpp): `hreduce bench --breakdown`.
+template <class T>
+std::unique_ptr<Runner> make_hreduce_runner_with_levels(Team& team, Problem<T>& problem);
 template <class T>
 std::unique_ptr<Runner> make_openmp_reduction_runner(Team& team, Problem<T>& problem);
 template <class T>

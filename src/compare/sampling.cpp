@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 namespace hreduce::detail::compare {
@@ -40,6 +41,30 @@ void set_timing(Record& record, const Summary& summary, double moved_bytes) {
   record.gbps = summary.median > 0 ? moved_bytes / summary.median / 1e9 : 0;
   record.spread = summary.spread();
   record.samples = summary.samples;
+  record.levels.clear();
+  if (!summary.levels) return;
+  for (CallLevel level : kAllCallLevels) {
+    record.levels.push_back({std::string(level_name(level)), (*summary.levels)[level]});
+  }
+}
+
+LevelSeconds levels_at_median(const std::vector<double>& per_call_seconds,
+                              const std::vector<LevelSeconds>& levels) {
+  const std::size_t n = std::min(per_call_seconds.size(), levels.size());
+  if (n == 0) return {};
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return per_call_seconds[a] < per_call_seconds[b];
+  });
+  // As quantile() interpolates the median's time, so its levels.
+  const double at = 0.5 * static_cast<double>(n - 1);
+  const auto below = static_cast<std::size_t>(at);
+  const std::size_t above = std::min(below + 1, n - 1);
+  const double weight = at - static_cast<double>(below);
+  LevelSeconds result = levels[order[below]].scaled(1 - weight);
+  result += levels[order[above]].scaled(weight);
+  return result;
 }
 
 Summary summarize(std::vector<double> per_call_seconds) {
@@ -58,6 +83,7 @@ std::vector<Summary> sample_interleaved(const std::vector<Runner*>& runners,
   std::vector<int> batch;
   for (Runner* r : runners) batch.push_back(calibrate(*r, options));
   std::vector<std::vector<double>> samples(runners.size());
+  std::vector<std::vector<LevelSeconds>> levels(runners.size());
   double timed = 0;  // settling does not count towards min_seconds
   for (int round = 0; round < options.max_samples; ++round) {
     if (round >= options.min_samples && timed >= options.min_seconds) break;
@@ -68,10 +94,16 @@ std::vector<Summary> sample_interleaved(const std::vector<Runner*>& runners,
       const double seconds = runners[i]->seconds_for(batch[i]);
       timed += seconds;
       samples[i].push_back(seconds / batch[i]);
+      if (auto per_call = runners[i]->levels_per_call()) levels[i].push_back(*per_call);
     }
   }
   std::vector<Summary> result;
-  for (auto& s : samples) result.push_back(summarize(std::move(s)));
+  for (std::size_t i = 0; i < runners.size(); ++i) {
+    result.push_back(summarize(samples[i]));
+    if (!levels[i].empty()) {
+      result.back().levels = levels_at_median(samples[i], levels[i]);
+    }
+  }
   return result;
 }
 

@@ -15,6 +15,8 @@
 
 #include "hreduce/error.hpp"
 #include "src/compare/record.hpp"
+#include "src/compare/svg_levels.hpp"
+#include "src/compare/svg_text.hpp"
 #include "src/compare/text_output.hpp"
 
 namespace hreduce::detail::compare {
@@ -64,48 +66,10 @@ struct Style {
 
 // --- Text ------------------------------------------------------------------
 
-std::string escape_xml(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters even when escaped.
-        out += static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' ? ' ' : c;
-    }
-  }
-  return out;
-}
-
-// Coordinates: a tenth of a pixel is finer than any screen shows.
-std::string px(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", value);
-  return text;
-}
-
 std::string format_gbps(double gbps) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g", gbps);
   return text;
-}
-
-void text(std::string& out, double x, double y, const std::string& content,
-          const std::string& attributes = "") {
-  out += "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\"";
-  if (!attributes.empty()) out += " " + attributes;
-  out += ">" + escape_xml(content) + "</text>\n";
-}
-
-void line(std::string& out, double x1, double y1, double x2, double y2,
-          const std::string& attributes) {
-  out += "<line x1=\"" + px(x1) + "\" y1=\"" + px(y1) + "\" x2=\"" + px(x2) + "\" y2=\"" + px(y2) +
-         "\" " + attributes + "/>\n";
 }
 
 // --- Grouping --------------------------------------------------------------
@@ -426,7 +390,8 @@ std::string to_svg(const std::vector<Record>& records, const std::string& title)
   const double panels_top =
       kLegendTop + legend_rows(implementations.size(), width) * kLegendRowHeight + 8;
   // An empty figure still gets a line to say why it is empty.
-  const double height = panels_top + std::max(rows * kPanelHeight, 40.0) + kMargin;
+  const double levels_top = panels_top + std::max(rows * kPanelHeight, 40.0);
+  const double height = levels_top + level_section_height(records, columns) + kMargin;
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + px(width) +
@@ -445,6 +410,7 @@ std::string to_svg(const std::vector<Record>& records, const std::string& title)
     const double top = panels_top + static_cast<double>(i / columns) * kPanelHeight;
     draw_panel(out, panels[i], left, top, styles);
   }
+  draw_level_section(out, records, levels_top, columns);
   out += "</svg>\n";
   return out;
 }

@@ -22,6 +22,7 @@
 #include "src/common/copy.hpp"
 #include "src/common/failure.hpp"
 #include "src/common/hash.hpp"
+#include "src/common/level_clock.hpp"
 #include "src/engine/collectives.hpp"
 #include "src/engine/exact_sum.hpp"
 #include "src/engine/mailbox.hpp"
@@ -331,6 +332,7 @@ std::string call_label(const CallContext& ctx) {
 }
 
 void arrive(const CallContext& ctx) {
+  LevelScope scope(CallLevel::waiting);
   const int size = ctx.size();
   for (int r = 0; r < size; ++r) {
     if (!wait_at_least(ctx.of(r).seq, ctx.seq, ctx.deadline, ctx.team.waiting)) fail_arrival(ctx);
@@ -404,6 +406,7 @@ void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
 
 void CallContext::wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                            const char* what) const {
+  LevelScope scope(CallLevel::waiting);
   if (wait_at_least(word, target, deadline, team.waiting)) return;
   fail_timeout(*this,
                "member " + std::to_string(rank) + " (" + what + ") in call " + std::to_string(seq));
@@ -436,6 +439,7 @@ std::string member_problem(const Call& call, int rank, int size,
 }
 
 void execute(MemberState& me, const CallArgs& args) {
+  LevelScope scope(CallLevel::inside_process);
   const Call call(args);
   if (call.options->reproducibility == Reproducibility::exact && exact_sum_applies(call.op))
       [[unlikely]] {

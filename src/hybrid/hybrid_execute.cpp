@@ -38,6 +38,7 @@
 #include "hreduce/error.hpp"
 #include "src/common/exception_text.hpp"
 #include "src/common/failure.hpp"
+#include "src/common/level_clock.hpp"
 #include "src/engine/collectives.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
@@ -311,6 +312,7 @@ class HybridCall {
   // the members are told through the local step that follows.
   template <class Exchanges>
   void over_messages(Exchanges&& exchanges) {
+    LevelScope scope(CallLevel::between_nodes);
     if (messages_lost_) return;
     try {
       exchanges();
@@ -629,7 +631,7 @@ class HybridCall {
   void on_node(Operation&& operation) {
     if (node_lost_) return;
     try {
-      fail(operation());
+      fail(marked(operation()));
     } catch (const Error& e) {
       node_lost_ = true;
       fail(marked(e));

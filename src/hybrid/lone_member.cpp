@@ -57,7 +57,7 @@ NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::s
                    : op.type != nullptr    ? op.type->name()
                                            : "";
   info.op_name = op.op_name;
-  info.failure = failure;
+  if (failure != nullptr) info.failure = failure_of_marked(failure, ErrorKind::argument);
   return info;
 }
 
@@ -137,7 +137,7 @@ bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::si
       lone_member_reduction(kind, in, out, count, op, receives, out, node_.last());
   const std::string failure = [&] {
     try {
-      return node_.reduce(info, r);
+      return marked(node_.reduce(info, r));
     } catch (const Error& e) {
       // As the general path: a process of the node died or timed out.
       std::string text = marked(e);

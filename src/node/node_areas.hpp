@@ -1,16 +1,30 @@
-// The layout of the node's segment as NodeGroup's algorithms see it
-// (node_group.cpp, node_single_copy.cpp): private to src/node.
+// The layout of the node's segment as NodeGroup's parts see it (the picture
+// in node_group.hpp): private to src/node.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "src/node/node_group.hpp"
 #include "src/node/shared_wait.hpp"
 
 namespace hreduce::detail {
+
+// The value a process leaves in each of its progress words when it breaks
+// the node (NodeGroup::abandon), so that nobody waits for it any more.
+inline constexpr std::uint64_t kEndOfWords = ~std::uint64_t{0};
+
+// The word describe() leaves for the others to read and write back.
+inline constexpr std::uint64_t kReachProbe = 0x68726564756365ull;
+
+// A C string into a fixed field of the segment, cut to fit.
+inline void copy_text(char* to, std::size_t capacity, const char* from) {
+  std::strncpy(to, from ? from : "", capacity - 1);
+  to[capacity - 1] = '\0';
+}
 
 // `elements` rounded up to whole cache lines where the element size allows
 // (divides 64): where the node level cuts a vector between processes, so
@@ -20,6 +34,25 @@ inline std::size_t whole_lines(std::size_t elements, std::size_t es) {
   const std::size_t per_line = 64 / es;
   return (elements + per_line - 1) / per_line * per_line;
 }
+
+// Where a process's buffers lie in Team::allocate's memory, for the chunk
+// ring's folders to read and write them in place (node_allocations.hpp).
+struct NodeGroup::SharedPlaces {
+  NodePlace in, out, prefix;
+  std::uint64_t out_lo = 0, out_hi = 0;
+  // Scan: this process receives part of the node's total (without any,
+  // the last process's input is read by nobody unless it is inclusive).
+  std::uint32_t wants_total = 0;
+};
+
+// Where a process's buffers lie in its own address space (0: none), for
+// the other process of the single copy to reach them (peer_memory.hpp),
+// and whether it receives all of the total (1) or a part (2).
+struct NodeGroup::PeerAddresses {
+  std::uint64_t input = 0, output = 0, prefix = 0;
+  std::uint64_t out_lo = 0, out_hi = 0;
+  std::uint32_t total = 0;
+};
 
 // One announcement. What every other process reads on every operation
 // (seq, signature, failed) shares the first line with short inputs.
@@ -35,14 +68,16 @@ struct NodeGroup::Slot {
   std::uint32_t inclusive = 0;
   std::uint32_t ran_ahead = 0;  // the process returned without waiting
   alignas(16) std::byte short_payload[16];
-  // Buffers in memory from NodeGroup::allocate: the folders read this
-  // process's input and write its output there, skipping stage and drain
-  // (only chunked operations, which can afford a second line).
-  NodeGroup::Direct direct;
+  // Where this process's buffers lie, for the two ways that reach them
+  // without the staging chunks (only the chunked and single-copy paths
+  // write them, which can afford more lines).
+  NodeGroup::SharedPlaces places;
+  NodeGroup::PeerAddresses addresses;
   // For messages only, rewritten when the signature changes.
   std::uint64_t count = 0;
   std::int64_t root = 0;
   std::int32_t kind = 0;
+  std::int32_t failure_kind = 0;  // an ErrorKind, where `failed`
   char type_name[64] = {};
   char op_name[64] = {};
   char failure[512] = {};
@@ -68,7 +103,8 @@ struct alignas(128) NodeGroup::ProcessArea {
   // The single-copy path: the last operation whose reading this process
   // finished (the others' inputs may change from then on).
   alignas(128) std::atomic<std::uint64_t> released{0};
-  // The op threw in this process's fold during operation `fold_failed`.
+  // The op threw in this process's fold (the chunk ring), or its single
+  // copy failed, during operation `fold_failed`.
   alignas(128) std::uint64_t fold_failed = 0;
   char fold_failure[512] = {};
   std::atomic<std::int32_t> pid{0};

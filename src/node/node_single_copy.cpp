@@ -1,75 +1,104 @@
-// The node level's single-copy path for two processes (the picture in
-// node_group.hpp). The vector is cut in two; process q computes every result
-// the two processes need over its part, reading the other's input and
-// writing the other's output directly in its memory (cross_memory.hpp).
-// Where the cut falls depends on the work: halves for copies (exscan) and
-// for two receivers, most to a single receiver that folds (all of a short
-// vector), and for parts of the total (reduce_scatter) each process its
-// own part.
+// The single copy, for two processes, from kNodeSingleCopyBytes and above
+// inline_bytes(kind):
+//
+//   single     the vector is cut in two, and process q computes every
+//   copy       result over its part: it reads the other's input and writes
+//              the other's output straight in its memory (peer_memory.hpp),
+//              in pieces of a chunk, folding in rank order; then it says
+//              `released` and waits for the other's. Each byte moves once.
+//
+// Through the segment every byte is copied in by its owner and out by its
+// receiver; here the one process that needs it reads it where it lies. An
+// exscan's copy and an allreduce's fold are cut in halves; a fold to a
+// single receiver goes all to it below kNodeSplitFoldBytes, and 3/5 of it
+// from there (4/5 when the other also copies its input to its own scan
+// prefix), plus kNodeSplitFoldExtraBytes. Parts of the total
+// (reduce_scatter): each process folds its own part, unless an output lies
+// over the input the other reads. Where the kernel forbids such access
+// (probed by describe()) or HREDUCE_NODE_SINGLE_COPY=off, the chunks do it.
+// Only what both processes announced decides the plan, so both take the
+// same path.
 #include <algorithm>
 #include <cstring>
 #include <string>
 
+#include "hreduce/error.hpp"
 #include "src/common/copy.hpp"
 #include "src/common/exception_text.hpp"
 #include "src/common/failure.hpp"
-#include "src/node/cross_memory.hpp"
 #include "src/node/node_areas.hpp"
 #include "src/node/node_group.hpp"
+#include "src/node/peer_memory.hpp"
 
 namespace hreduce::detail {
-namespace {
 
 // What process p receives, as a fold x_first ∘ … ∘ x_last over the whole
 // vector into `to` (an address in p's memory); first > last: nothing.
-struct Wanted {
+struct NodeGroup::Wanted {
   int first = 1, last = 0;
   std::uint64_t to = 0;
   bool any() const { return first <= last; }
+
+  static Wanted of(const PeerAddresses& d, int p, bool inclusive) {
+    if (d.total != 0) return {0, 1, d.output};
+    if (d.prefix == 0) return {};
+    if (p == 1) return {0, inclusive ? 1 : 0, d.prefix};
+    // Process 0's inclusive prefix is its own input, which it copies itself.
+    return {};
+  }
 };
 
-template <class Direct>
-Wanted wanted(const Direct& d, int p, bool inclusive) {
-  if (d.total != 0) return {0, 1, d.output_address};
-  if (d.prefix_address == 0) return {};
-  if (p == 1) return {0, inclusive ? 1 : 0, d.prefix_address};
-  // Process 0's inclusive prefix is its own input, which it copies itself.
-  return {};
+namespace {
+
+void require(bool done, const std::string& why) {
+  if (!done) throw TransportError(why);
 }
 
 }  // namespace
 
+NodeGroup::PeerAddresses NodeGroup::peer_addresses(const NodeReduction& r) const {
+  PeerAddresses a;
+  a.input = reinterpret_cast<std::uint64_t>(r.in);
+  a.output = reinterpret_cast<std::uint64_t>(r.out);
+  a.prefix = reinterpret_cast<std::uint64_t>(r.prefix);
+  if (r.out_hi > r.out_lo && r.prefix == nullptr) {
+    a.out_lo = r.out_lo;
+    a.out_hi = r.out_hi;
+  }
+  a.total = r.out_hi == r.out_lo ? 0 : r.out_lo == 0 && r.out_hi == r.count ? 1 : 2;
+  return a;
+}
+
+// Parts of the total (reduce_scatter): each process folds its own part,
+// reading the other's input there, so every byte moves once, unless its
+// output lies over the input that the other reads meanwhile (in place):
+// then the chunks.
+NodeGroup::SingleCopyPlan NodeGroup::own_parts_plan(std::size_t es) const {
+  for (int p = 0; p < 2; ++p) {
+    const PeerAddresses& mine = slot(p).addresses;
+    const PeerAddresses& other = slot(1 - p).addresses;
+    if (mine.prefix != 0) return {};
+    if (mine.total == 0 || other.total == 0) continue;
+    const std::uint64_t out_lo = mine.output, out_hi = out_lo + (mine.out_hi - mine.out_lo) * es;
+    const std::uint64_t read_lo = mine.input + other.out_lo * es,
+                        read_hi = mine.input + other.out_hi * es;
+    if (out_lo < read_hi && read_lo < out_hi) return {};
+  }
+  return {SingleCopyPlan::Way::own_parts, 0};
+}
+
 NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) const {
   using Way = SingleCopyPlan::Way;
   // Called where node_way() chose the single copy (two processes, a long
-  // enough vector, an op that cannot throw). Only what both processes
-  // announced decides the rest: both take the same path.
+  // enough vector, an op that cannot throw).
   const std::size_t es = r.op->elem_size, bytes = r.count * es;
-  const int s = static_cast<int>(ops_ % kNodeSlots);
-  const Direct* d[2] = {&area(0).slot[s].direct, &area(1).slot[s].direct};
-  if (d[0]->total == 2 || d[1]->total == 2) {
-    // Parts of the total (reduce_scatter): each process folds its own part,
-    // reading the other's input there, so every byte moves once, unless
-    // its output lies over the input that the other reads meanwhile (in
-    // place): then the chunks.
-    for (int p = 0; p < 2; ++p) {
-      const Direct& mine = *d[p];
-      const Direct& other = *d[1 - p];
-      if (mine.prefix_address != 0) return {};
-      if (mine.total == 0 || other.total == 0) continue;
-      const std::uint64_t out_lo = mine.output_address,
-                          out_hi = out_lo + (mine.out_hi - mine.out_lo) * es;
-      const std::uint64_t read_lo = mine.input_address + other.out_lo * es,
-                          read_hi = mine.input_address + other.out_hi * es;
-      if (out_lo < read_hi && read_lo < out_hi) return {};
-    }
-    return {Way::own_parts, 0};
-  }
+  const PeerAddresses* d[2] = {&slot(0).addresses, &slot(1).addresses};
+  if (d[0]->total == 2 || d[1]->total == 2) return own_parts_plan(es);
   int folders = 0, receiver = 0;
   for (int p = 0; p < 2; ++p) {
     // A total and a prefix both: the chunks.
-    if (d[p]->total == 1 && d[p]->prefix_address != 0) return {};
-    const Wanted w = wanted(*d[p], p, area(p).slot[s].inclusive != 0);
+    if (d[p]->total == 1 && d[p]->prefix != 0) return {};
+    const Wanted w = Wanted::of(*d[p], p, slot(p).inclusive != 0);
     if (w.any() && w.last == 1) ++folders, receiver = p;
   }
   // Cuts on a cache line where the element size allows.
@@ -81,12 +110,11 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
   // One receiver: below kNodeSplitFoldBytes it does everything; above, it
   // folds 3/5 and the other reads, folds and writes back 2/5, which evens
   // their time when reading, folding and writing cost alike. A scan's
-  // process 0 also copies its own input to its prefix: then 4/5. Both
-  // shares beat halves where measured (64 KiB to 1 MiB).
+  // process 0 also copies its own input to its prefix: then 4/5.
   if (bytes < kNodeSplitFoldBytes) return {Way::cut, receiver == 0 ? r.count : 0};
   const int other = 1 - receiver;
-  const bool other_copies = d[other]->prefix_address != 0 && area(other).slot[s].inclusive != 0 &&
-                            d[other]->prefix_address != d[other]->input_address;
+  const bool other_copies =
+      d[other]->prefix != 0 && slot(other).inclusive != 0 && d[other]->prefix != d[other]->input;
   const std::size_t fifths = other_copies ? 4 : 3;
   // The other makes two system calls to the receiver's one: a fixed cost
   // that the receiver evens by taking kNodeSplitFoldExtraBytes more.
@@ -96,91 +124,13 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
   return {Way::cut, on_line(receiver == 0 ? receivers : r.count - receivers)};
 }
 
-std::string NodeGroup::reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan) {
-  const int s = static_cast<int>(ops_ % kNodeSlots);
-  const std::size_t es = r.op->elem_size;
-  const int q = rank_, peer = 1 - rank_;
-  const int peer_pid = pid(peer);
-  ProcessArea& mine = area(q);
-  const Direct& theirs = area(peer).slot[s].direct;
-  Wanted want[2];
-  std::size_t lo = 0, hi = 0;
-  if (plan.way == SingleCopyPlan::Way::own_parts) {
-    // Only my part, for me: `to` is where element 0 of the total would go.
-    const Direct& d = area(q).slot[s].direct;
-    if (d.total != 0) want[q] = {0, 1, d.output_address - d.out_lo * es};
-    lo = d.out_lo, hi = d.out_hi;
-  } else {
-    for (int p = 0; p < 2; ++p) {
-      want[p] = wanted(area(p).slot[s].direct, p, area(p).slot[s].inclusive != 0);
-    }
-    lo = q == 0 ? 0 : plan.cut, hi = q == 0 ? plan.cut : r.count;
-  }
-  const std::size_t piece = chunk_ / es;
-  auto at = [&](std::uint64_t address, std::size_t element) {
-    return reinterpret_cast<std::byte*>(address) + element * es;
-  };
+Failure NodeGroup::reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan) {
+  ProcessArea& mine = area(rank_);
+  const int peer = 1 - rank_;
   try {
-    std::string why;
-    auto check = [&](bool done) {
-      if (!done) throw TransportError(why);
-    };
-    if (q == 0 && r.prefix != nullptr && r.inclusive) {
-      copy_if_distinct(r.prefix, r.in, r.count * es);
-    }
-    const auto own_input = reinterpret_cast<std::uint64_t>(r.in);
-    for (std::size_t a = lo; a < hi; a += piece) {
-      const std::size_t m = std::min(piece, hi - a), bytes = m * es;
-      // x_peer over the piece, read once when some result needs it.
-      const std::byte* other = nullptr;
-      auto other_input = [&] {
-        if (other == nullptr) {
-          check(read_process_memory(peer_pid, at(theirs.input_address, a), accumulator_.data(),
-                                    bytes, why));
-          other = accumulator_.data();
-        }
-        return other;
-      };
-      // x_0 ∘ x_1 over the piece, computed once for whoever needs it:
-      // first for this process, straight into its output.
-      const std::byte* both = nullptr;
-      for (int p : {q, peer}) {
-        const Wanted& w = want[p];
-        if (!w.any()) continue;
-        std::byte* local_to = p == q ? at(w.to, a) : nullptr;
-        const std::byte* value = nullptr;
-        if (w.last == 1) {
-          if (both == nullptr) {
-            std::byte* into = local_to != nullptr ? local_to : scratch_.data();
-            const std::byte* x_q = at(own_input, a);
-            const std::byte* x_peer = other_input();
-            r.op->apply(q == 0 ? x_q : x_peer, q == 0 ? x_peer : x_q, into, m);
-            both = into;
-          }
-          value = both;
-        } else if (q == 0) {
-          value = at(own_input, a);  // x_0 is mine
-        } else if (local_to != nullptr) {
-          // x_0 is the peer's, and I want it: straight into place.
-          if (other != nullptr) {
-            std::memcpy(local_to, other, bytes);
-          } else {
-            check(read_process_memory(peer_pid, at(theirs.input_address, a), local_to, bytes, why));
-          }
-          continue;
-        } else {
-          value = other_input();
-        }
-        if (p == q) {
-          copy_if_distinct(local_to, value, bytes);
-        } else {
-          check(write_process_memory(peer_pid, at(w.to, a), value, bytes, why));
-        }
-      }
-    }
+    copy_pieces(r, plan);
   } catch (...) {
-    std::strncpy(mine.fold_failure, current_exception_text(), sizeof mine.fold_failure - 1);
-    mine.fold_failure[sizeof mine.fold_failure - 1] = '\0';
+    copy_text(mine.fold_failure, sizeof mine.fold_failure, current_exception_text());
     mine.fold_failed = ops_;  // released by `released` below
   }
   publish(mine.released, ops_);
@@ -188,13 +138,89 @@ std::string NodeGroup::reduce_single_copy(const NodeReduction& r, const SingleCo
   wait(area(peer).released, ops_, peer, "finish with this process's input and output");
   for (int p : {0, 1}) {
     if (area(p).fold_failed == ops_) {
-      return marked(ErrorKind::transport,
-                    std::string(to_string(kind_)) + ": process " +
-                        std::to_string(first_process_ + p) +
-                        " could not reach the other's memory: " + area(p).fold_failure);
+      return Failure::of(ErrorKind::transport,
+                         std::string(to_string(kind_)) + ": process " +
+                             std::to_string(first_process_ + p) +
+                             " could not reach the other's memory: " + area(p).fold_failure);
     }
   }
   return {};
+}
+
+void NodeGroup::copy_pieces(const NodeReduction& r, const SingleCopyPlan& plan) {
+  const std::size_t es = r.op->elem_size;
+  const int q = rank_;
+  Wanted want[2];
+  std::size_t lo = 0, hi = 0;
+  if (plan.way == SingleCopyPlan::Way::own_parts) {
+    // Only my part, for me: `to` is where element 0 of the total would go.
+    const PeerAddresses& d = slot(q).addresses;
+    if (d.total != 0) want[q] = {0, 1, d.output - d.out_lo * es};
+    lo = d.out_lo, hi = d.out_hi;
+  } else {
+    for (int p = 0; p < 2; ++p) want[p] = Wanted::of(slot(p).addresses, p, slot(p).inclusive != 0);
+    lo = q == 0 ? 0 : plan.cut, hi = q == 0 ? plan.cut : r.count;
+  }
+  if (q == 0 && r.prefix != nullptr && r.inclusive) {
+    copy_if_distinct(r.prefix, r.in, r.count * es);
+  }
+  const std::size_t piece = chunk_ / es;
+  for (std::size_t a = lo; a < hi; a += piece) copy_piece(r, want, a, std::min(piece, hi - a));
+}
+
+// Elements [a, a + m): x_peer read once when some result needs it, and
+// x_0 ∘ x_1 computed once for whoever needs it, first for this process,
+// straight into its output.
+void NodeGroup::copy_piece(const NodeReduction& r, const Wanted (&want)[2], std::size_t a,
+                           std::size_t m) {
+  const std::size_t es = r.op->elem_size, bytes = m * es;
+  const int q = rank_, peer = 1 - rank_;
+  PeerEndpoint& other_process = *peers_[static_cast<std::size_t>(peer)];
+  auto at = [&](std::uint64_t address) { return reinterpret_cast<std::byte*>(address) + a * es; };
+  const std::uint64_t their_input = slot(peer).addresses.input;
+  std::string why;
+  const std::byte* other = nullptr;
+  auto other_input = [&] {
+    if (other == nullptr) {
+      require(other_process.copy_from(at(their_input), accumulator_.data(), bytes, why), why);
+      other = accumulator_.data();
+    }
+    return other;
+  };
+  const std::byte* both = nullptr;
+  for (int p : {q, peer}) {
+    const Wanted& w = want[p];
+    if (!w.any()) continue;
+    std::byte* local_to = p == q ? at(w.to) : nullptr;
+    const std::byte* value = nullptr;
+    if (w.last == 1) {
+      if (both == nullptr) {
+        std::byte* into = local_to != nullptr ? local_to : scratch_.data();
+        const std::byte* x_q = bytes_at(r.in, a, es);
+        const std::byte* x_peer = other_input();
+        r.op->apply(q == 0 ? x_q : x_peer, q == 0 ? x_peer : x_q, into, m);
+        both = into;
+      }
+      value = both;
+    } else if (q == 0) {
+      value = bytes_at(r.in, a, es);  // x_0 is mine
+    } else if (local_to != nullptr) {
+      // x_0 is the peer's, and I want it: straight into place.
+      if (other != nullptr) {
+        std::memcpy(local_to, other, bytes);
+      } else {
+        require(other_process.copy_from(at(their_input), local_to, bytes, why), why);
+      }
+      continue;
+    } else {
+      value = other_input();
+    }
+    if (p == q) {
+      copy_if_distinct(local_to, value, bytes);
+    } else {
+      require(other_process.copy_to(at(w.to), value, bytes, why), why);
+    }
+  }
 }
 
 }  // namespace hreduce::detail

@@ -65,57 +65,61 @@ SharedSegment SharedSegment::map(int fd, std::size_t bytes, const std::string& w
 
 SharedSegment SharedSegment::anonymous(std::size_t bytes) { return map(-1, bytes, "anonymous"); }
 
-SharedSegment SharedSegment::for_node(Channel& node, std::size_t bytes, int creator) {
+// The creator's side of for_node: creates and maps the segment, tells the
+// others its name (an empty one: creation failed), and unlinks it once
+// every other has answered whether it mapped it.
+SharedSegment SharedSegment::create_for_node(Channel& node, std::size_t bytes) {
+  NameMessage name;
+  name.bytes = bytes;
+  std::strncpy(name.text, fresh_name().c_str(), sizeof name.text - 1);
+  SharedSegment segment;
+  std::string failure;
+  const int fd = shm_open(name.text, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) {
+    failure = system_error(std::string("shm_open ") + name.text);
+  } else {
+    if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      failure = system_error("ftruncate to " + std::to_string(bytes) + " bytes");
+    } else {
+      try {
+        segment = map(fd, bytes, name.text);
+      } catch (const Error& e) {
+        failure = e.what();
+      }
+    }
+    close(fd);
+    if (!failure.empty()) shm_unlink(name.text);
+  }
+  if (!failure.empty()) name.text[0] = '\0';
+  const int me = node.rank();
+  for (int q = 0; q < node.size(); ++q) {
+    if (q != me) node.send(q, &name, sizeof name, tags::segment_name);
+  }
+  int attached_everywhere = 1;
+  for (int q = 0; q < node.size(); ++q) {
+    if (q == me) continue;
+    int attached = 0;
+    node.recv(q, &attached, sizeof attached, tags::segment_attached);
+    attached_everywhere &= attached;
+  }
+  if (name.text[0] != '\0') shm_unlink(name.text);
+  for (int q = 0; q < node.size(); ++q) {
+    if (q != me)
+      node.send(q, &attached_everywhere, sizeof attached_everywhere, tags::segment_ready);
+  }
+  if (!failure.empty()) throw TransportError(failure);
+  if (!attached_everywhere)
+    throw TransportError("node segment: another process of the node could not map " +
+                         std::string(name.text));
+  return segment;
+}
+
+// The others' side: maps the segment the creator names, says whether it
+// did, and waits until the creator has heard from everyone.
+SharedSegment SharedSegment::attach_for_node(Channel& node, int creator) {
   NameMessage name;
   SharedSegment segment;
   std::string failure;
-  if (node.rank() == creator) {
-    name.bytes = bytes;
-    const std::string chosen = fresh_name();
-    std::strncpy(name.text, chosen.c_str(), sizeof name.text - 1);
-    const int fd = shm_open(name.text, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
-      failure = system_error(std::string("shm_open ") + name.text);
-      name.text[0] = '\0';
-    } else {
-      if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-        failure = system_error("ftruncate to " + std::to_string(bytes) + " bytes");
-      } else {
-        try {
-          segment = map(fd, bytes, name.text);
-        } catch (const Error& e) {
-          failure = e.what();
-        }
-      }
-      close(fd);
-      if (!failure.empty()) {
-        shm_unlink(name.text);
-        name.text[0] = '\0';
-      }
-    }
-    // An empty name tells the others that creation failed.
-    for (int q = 0; q < node.size(); ++q) {
-      if (q != creator) node.send(q, &name, sizeof name, tags::segment_name);
-    }
-    int attached_everywhere = 1;
-    for (int q = 0; q < node.size(); ++q) {
-      if (q == creator) continue;
-      int attached = 0;
-      node.recv(q, &attached, sizeof attached, tags::segment_attached);
-      attached_everywhere &= attached;
-    }
-    if (name.text[0] != '\0') shm_unlink(name.text);
-    for (int q = 0; q < node.size(); ++q) {
-      if (q != creator) {
-        node.send(q, &attached_everywhere, sizeof attached_everywhere, tags::segment_ready);
-      }
-    }
-    if (!failure.empty()) throw TransportError(failure);
-    if (!attached_everywhere)
-      throw TransportError("node segment: another process of the node could not map " +
-                           std::string(name.text));
-    return segment;
-  }
   node.recv(creator, &name, sizeof name, tags::segment_name);
   int attached = 0;
   if (name.text[0] != '\0') {
@@ -142,6 +146,10 @@ SharedSegment SharedSegment::for_node(Channel& node, std::size_t bytes, int crea
   if (!attached_everywhere)
     throw TransportError("node segment: another process of the node could not map it");
   return segment;
+}
+
+SharedSegment SharedSegment::for_node(Channel& node, std::size_t bytes, int creator) {
+  return node.rank() == creator ? create_for_node(node, bytes) : attach_for_node(node, creator);
 }
 
 }  // namespace hreduce::detail

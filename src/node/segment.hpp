@@ -39,6 +39,9 @@ class SharedSegment {
 
  private:
   static SharedSegment map(int fd, std::size_t bytes, const std::string& what);
+  // for_node's two sides: the creator's, and every other participant's.
+  static SharedSegment create_for_node(Channel& node, std::size_t bytes);
+  static SharedSegment attach_for_node(Channel& node, int creator);
 
   void* data_ = nullptr;
   std::size_t bytes_ = 0;

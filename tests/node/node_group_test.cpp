@@ -152,7 +152,7 @@ TEST_CASE("node reductions match a sequential loop over node ranks", "[node][con
       r.prefix = prefix.data();
       r.inclusive = mixed && rank % 2 == 0;
       std::vector<long> original = in;
-      const std::string failure = g.reduce(info(CollectiveKind::allreduce, n), r);
+      const std::string failure = g.reduce(info(CollectiveKind::allreduce, n), r).text;
       if (!failure.empty()) return failure;
       for (std::size_t i = 0; i < n; ++i) {
         long all = 0, below = 0;
@@ -189,7 +189,7 @@ TEST_CASE("a non-commutative op combines in node rank order", "[node][conformanc
     r.out = out.data();
     r.out_hi = n;
     r.prefix = prefix.data();
-    const std::string failure = g.reduce(info(CollectiveKind::scan, n), r);
+    const std::string failure = g.reduce(info(CollectiveKind::scan, n), r).text;
     if (!failure.empty()) return failure;
     for (std::size_t i = 0; i < n; ++i) {
       if (!(out[i] == affine_fold(P - 1, i))) return "total " + std::to_string(i);
@@ -240,7 +240,7 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
       r.out = rank == receiver ? result.data() : nullptr;
       r.out_hi = rank == receiver ? n : 0;
       r.input_private = rank == receiver;
-      std::string failure = g.reduce(info(CollectiveKind::reduce, n, 11), r);
+      std::string failure = g.reduce(info(CollectiveKind::reduce, n, 11), r).text;
       if (!failure.empty()) return failure;
       for (std::size_t i = 0; rank == receiver && i < n; ++i) {
         if (!(result[i] == affine_fold(P - 1, i))) return "reduce " + std::to_string(i);
@@ -249,7 +249,7 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
       s.prefix = result.data();
       s.inclusive = inclusive;
       s.input_private = rank == P - 1;
-      failure = g.reduce(info(CollectiveKind::scan, n, inclusive ? 12 : 13), s);
+      failure = g.reduce(info(CollectiveKind::scan, n, inclusive ? 12 : 13), s).text;
       if (!failure.empty()) return failure;
       const int upto = inclusive ? rank : rank - 1;
       for (std::size_t i = 0; upto >= 0 && i < n; ++i) {
@@ -284,7 +284,7 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
   auto said = on_node(
       P,
       [&](NodeGroup& g, int rank) -> std::string {
-        if (std::string failure = g.describe("test"); !failure.empty()) return failure;
+        if (std::string failure = g.describe("test").text; !failure.empty()) return failure;
         if (g.single_copy() != (single && P > 1)) return "single_copy() is wrong";
         const ErasedOp op = non_throwing_affine();
         for (int root = 0; root < (kind == CollectiveKind::reduce ? P : 1); ++root) {
@@ -302,7 +302,7 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
             r.prefix = mine;
             r.inclusive = kind == CollectiveKind::scan;
           }
-          const std::string failure = g.reduce(info(kind, n, 11 + root), r);
+          const std::string failure = g.reduce(info(kind, n, 11 + root), r).text;
           if (!failure.empty()) return failure;
           const int upto = kind == CollectiveKind::allreduce ? P - 1
                            : kind == CollectiveKind::reduce  ? (rank == root ? P - 1 : -1)
@@ -345,7 +345,7 @@ TEST_CASE("parts of the total through the single copy give what the chunks give"
   auto said = on_node(
       P,
       [&](NodeGroup& g, int rank) -> std::string {
-        if (std::string failure = g.describe("test"); !failure.empty()) return failure;
+        if (std::string failure = g.describe("test").text; !failure.empty()) return failure;
         const ErasedOp op = non_throwing_affine();
         const std::size_t lo = bound(rank), hi = bound(rank + 1);
         for (int rep = 0; rep < 2; ++rep) {
@@ -360,7 +360,7 @@ TEST_CASE("parts of the total through the single copy give what the chunks give"
                                               : static_cast<void*>(in.data());
           r.out_lo = lo;
           r.out_hi = hi;
-          const std::string failure = g.reduce(info(CollectiveKind::reduce_scatter, n), r);
+          const std::string failure = g.reduce(info(CollectiveKind::reduce_scatter, n), r).text;
           if (!failure.empty()) return failure;
           const Affine* got = static_cast<const Affine*>(r.out);
           for (std::size_t i = lo; i < hi; ++i) {
@@ -384,7 +384,7 @@ TEST_CASE("a node broadcast hands the root's bytes to every process", "[node]") 
       for (std::size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>(i * 13 + 1);
     }
     const std::string failure =
-        g.broadcast(info(CollectiveKind::allreduce, bytes), data.data(), bytes, root);
+        g.broadcast(info(CollectiveKind::allreduce, bytes), data.data(), bytes, root).text;
     if (!failure.empty()) return failure;
     for (std::size_t i = 0; i < bytes; ++i) {
       if (data[i] != static_cast<unsigned char>(i * 13 + 1)) return "byte " + std::to_string(i);
@@ -399,8 +399,9 @@ TEST_CASE("failures and disagreements reach every process of the node", "[node][
   SECTION("a process that failed already") {
     auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
       NodeCallInfo i = info(CollectiveKind::reduce, 4);
-      i.failure = rank == 1 ? "reduce: member 4: root 9 is outside 0..5" : nullptr;
-      return g.agree(i);
+      if (rank == 1)
+        i.failure = Failure::of(ErrorKind::argument, "reduce: member 4: root 9 is outside 0..5");
+      return g.agree(i).text;
     });
     for (const auto& s : said) {
       CHECK_THAT(s, Catch::Contains("process 1 failed") && Catch::Contains("root 9 is outside"));
@@ -408,7 +409,7 @@ TEST_CASE("failures and disagreements reach every process of the node", "[node][
   }
   SECTION("a different count") {
     auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
-      return g.agree(info(CollectiveKind::allreduce, rank == 2 ? 9 : 8, rank == 2 ? 99 : 7));
+      return g.agree(info(CollectiveKind::allreduce, rank == 2 ? 9 : 8, rank == 2 ? 99 : 7)).text;
     });
     for (const auto& s : said) {
       CHECK_THAT(s, Catch::Contains("processes disagree") &&
@@ -432,10 +433,10 @@ TEST_CASE("failures and disagreements reach every process of the node", "[node][
       r.op = &op;
       r.out = out.data();
       r.out_hi = in.size();
-      std::string first = g.reduce(info(CollectiveKind::allreduce, 3000), r);
+      std::string first = g.reduce(info(CollectiveKind::allreduce, 3000), r).text;
       // The node goes on afterwards.
       in[2999] = 1;
-      std::string second = g.reduce(info(CollectiveKind::allreduce, 3000), r);
+      std::string second = g.reduce(info(CollectiveKind::allreduce, 3000), r).text;
       if (second.empty() && out[0] != P) second = "wrong sum after the failure";
       return first + (second.empty() ? "" : " | " + second);
     });
@@ -447,13 +448,88 @@ TEST_CASE("failures and disagreements reach every process of the node", "[node][
   }
 }
 
+// Each process's failure, as "kind|text" (the kind's number), so that a
+// check can read both.
+std::string kind_and_text(const Failure& f) {
+  return f ? std::to_string(static_cast<int>(f.kind)) + "|" + f.text : std::string();
+}
+
+std::string kind_prefix(ErrorKind kind) { return std::to_string(static_cast<int>(kind)) + "|"; }
+
+TEST_CASE("every process of the node sees a failure's kind, not only its text",
+          "[node][negative]") {
+  const int P = 3;
+  SECTION("a process that failed already: its own kind") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      NodeCallInfo i = info(CollectiveKind::allreduce, 4);
+      if (rank == 2) i.failure = Failure::of(ErrorKind::transport, "allreduce: a message was lost");
+      return kind_and_text(g.agree(i));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::transport)) &&
+                        Catch::Contains("process 2 failed: allreduce: a message was lost"));
+    }
+  }
+  SECTION("counts that differ") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      return kind_and_text(g.agree(info(CollectiveKind::allreduce, rank == 1 ? 5 : 4, 7 + rank)));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::count_mismatch)) &&
+                        Catch::Contains("processes disagree"));
+    }
+  }
+  SECTION("roots of a reduce that differ") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      NodeCallInfo i = info(CollectiveKind::reduce, 4, rank == 2 ? 8 : 7);
+      i.root = rank == 2 ? 1 : 0;
+      return kind_and_text(g.agree(i));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::root_mismatch)) &&
+                        Catch::Contains("process 2 called reduce with count 4, root 1"));
+    }
+  }
+  SECTION("anything else that differs") {
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      NodeCallInfo i = info(CollectiveKind::allreduce, 4, rank == 0 ? 8 : 7);
+      if (rank == 0) i.op_name = "max";
+      return kind_and_text(g.agree(i));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::mismatch)) &&
+                        Catch::Contains("op max") && Catch::Contains("op sum"));
+    }
+  }
+  SECTION("an op that throws") {
+    const auto throwing = make_op<int>([](int a, int b) {
+      if (a == 13 || b == 13) throw std::runtime_error("boom");
+      return a + b;
+    });
+    auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+      std::vector<int> in(3000, rank == 0 ? 13 : 1), out(3000);
+      const ErasedOp op = erase_op<int>(throwing);
+      NodeReduction r;
+      r.in = in.data();
+      r.count = in.size();
+      r.op = &op;
+      r.out = out.data();
+      r.out_hi = in.size();
+      return kind_and_text(g.reduce(info(CollectiveKind::allreduce, 3000), r));
+    });
+    for (const auto& s : said) {
+      CHECK_THAT(s, Catch::StartsWith(kind_prefix(ErrorKind::op)) && Catch::Contains("boom"));
+    }
+  }
+}
+
 TEST_CASE("a process that never comes is a timeout naming it, not a hang", "[node][negative]") {
   const auto started = std::chrono::steady_clock::now();
   auto said = on_node(
       2,
       [&](NodeGroup& g, int rank) -> std::string {
         if (rank == 1) return {};
-        return g.agree(info(CollectiveKind::allreduce, 1));
+        return g.agree(info(CollectiveKind::allreduce, 1)).text;
       },
       std::chrono::milliseconds(300));
   CHECK_THAT(said[0], Catch::Contains("timed out after 300 ms") && Catch::Contains("process 1"));
@@ -472,7 +548,7 @@ TEST_CASE("a process that comes as the deadline passes fails or succeeds with th
           2,
           [&](NodeGroup& g, int rank) -> std::string {
             if (rank == 1) std::this_thread::sleep_for(late_by);
-            return g.agree(info(CollectiveKind::allreduce, 1));
+            return g.agree(info(CollectiveKind::allreduce, 1)).text;
           },
           std::chrono::milliseconds(5));
       INFO("late by " << late_by.count() << " us: " << said[0] << " | " << said[1]);
@@ -503,8 +579,8 @@ std::string small_reduce(NodeGroup& g, int rank, int root, int call, const char*
   r.may_run_ahead = true;
   NodeCallInfo i = info(CollectiveKind::reduce, n, signature);
   i.root = root;
-  i.failure = failure;
-  const std::string said = g.reduce(i, r);
+  if (failure != nullptr) i.failure = Failure::of(ErrorKind::argument, failure);
+  const std::string said = g.reduce(i, r).text;
   // The input may change as soon as the call returns (it was copied).
   std::fill(in.begin(), in.end(), -999);
   if (!said.empty() || rank != root) return said;
@@ -529,7 +605,7 @@ std::string small_scan(NodeGroup& g, int rank, int call) {
   r.prefix = prefix.data();
   r.inclusive = true;
   r.may_run_ahead = true;
-  const std::string said = g.reduce(info(CollectiveKind::scan, n, 9), r);
+  const std::string said = g.reduce(info(CollectiveKind::scan, n, 9), r).text;
   for (std::size_t i = 0; i < n && said.empty(); ++i) {
     long upto = 0;
     for (int q = 0; q <= rank; ++q) upto += input(q, i) + call;
@@ -560,7 +636,7 @@ TEST_CASE("processes that only contribute run ahead and every result stays right
         r.out = out.data();
         r.out_hi = call % 11 == 10 ? n : 0;
         r.prefix = call % 11 == 10 ? nullptr : prefix.data();
-        failure = g.reduce(info(CollectiveKind::allreduce, n, 8), r);
+        failure = g.reduce(info(CollectiveKind::allreduce, n, 8), r).text;
         for (std::size_t i = 0; i < n && failure.empty(); ++i) {
           long all = 0, below = 0;
           for (int q = 0; q < P; ++q) {
@@ -595,7 +671,7 @@ TEST_CASE("publishing without a fence loses no wake-up, crowded or not", "[node]
     setenv("HREDUCE_NODE_ASYMMETRIC_FENCE", "off", 1);
   }
   auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
-    if (std::string failure = g.describe("test"); !failure.empty()) return failure;
+    if (std::string failure = g.describe("test").text; !failure.empty()) return failure;
     // Where the kernel refuses membarrier, the fence stays, and says so.
     if (g.light_publish() != (fence && register_asymmetric_fence())) {
       return "light_publish() is wrong";
