@@ -19,5 +19,6 @@ struct Command {
   bool machine_options;      // it also takes the machine options (--synthetic, --members, ...)
   int (*run)(const std::vector<std::string>& argv);
 };
+extern const Command kPredictCommand;  // predict_command.cpp
 
 }  // namespace hreduce::cli

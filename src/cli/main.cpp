@@ -99,6 +99,7 @@ const std::vector<Command>& commands() {
        "measure this machine (core-to-core, memory, fold, across processes,\n"
        "          MPI with --mpi) and write its description (docs/machine.md)",
        kProbeOptions, false, hreduce::cli::probe_command},
+      hreduce::cli::kPredictCommand,
   };
   return table;
 }

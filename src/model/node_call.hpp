@@ -1,0 +1,74 @@
+// One call on one node, as tasks of the fluid simulation: every member of
+// the node, with the runtime's own choices at each level. The nodes of a
+// layout are alike, so one node stands for all; the phase between nodes is
+// the node leader's message steps, priced by message_steps.hpp.
+//
+//   member tasks    up (inside_process) ─► node level (node_segment)
+//                   ─► between nodes (leader) ─► node level down
+//                   ─► down (inside_process)
+//   synchronisations (waiting): a line every member of a group touches,
+//   one access at a time.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hreduce/team.hpp"  // CollectiveKind
+#include "src/model/fluid_simulation.hpp"
+#include "src/model/prediction.hpp"
+
+namespace hreduce::detail::model {
+
+class NodeCall {
+ public:
+  NodeCall(const MachinePrices& prices, const Topology& node, const Layout& layout,
+           const CallCase& call, const ModelSettings& settings);
+  Prediction run();
+
+ private:
+  // Building blocks (node_call.cpp).
+  int member_pu(int member) const { return pus_[static_cast<std::size_t>(member)]; }
+  int leader(int process) const { return process * layout_.threads; }
+  void then(int member, int task) { last_[static_cast<std::size_t>(member)] = task; }
+  std::vector<int> after_of(int member) const;
+  // Every member in `members` touches one line in turn; each continues when all have.
+  void synchronise(const std::vector<int>& members, Level level, const std::string& what);
+  // `member` streams `bytes` of vector (read, copy or fold) from memory on
+  // NUMA node `data_numa`, or from caches when the call's data fit there.
+  void stream(int member, double bytes, Stream kind, int data_numa, Level level,
+              const std::string& term);
+  void stream_spread(int member, const std::map<int, double>& bytes_on_numa, Stream kind,
+                     Level level, const std::string& term);
+
+  // Inside a process (node_call.cpp).
+  void whole_call_in_one_process();
+  void local_up(int process);
+  void local_down(int process);
+  void tree_up(int process);
+  void sliced_pass(int process, bool every_output);
+  // The node level and between nodes (node_levels.cpp).
+  void node_level_up();
+  void node_inline(const std::vector<int>& leaders);
+  void node_single_copy(const std::vector<int>& leaders);
+  void node_chunks(const std::vector<int>& leaders);
+  void between_nodes();
+  void node_level_down();
+
+  const MachinePrices& prices_;
+  const Topology& node_;
+  Layout layout_;
+  CallCase call_;
+  ModelSettings settings_;
+  CollectiveKind kind_ = CollectiveKind::allreduce;
+  double m_ = 0;         // bytes per member
+  bool cached_ = false;  // the call's working set fits the caches
+  bool oversubscribed_ = false;
+  std::vector<int> pus_;     // PU of each member of the node
+  std::vector<int> last_;    // each member's latest task (-1: none)
+  std::vector<int> memory_;  // resource: each NUMA node's bandwidth (fraction of it)
+  FluidSimulation sim_;
+  std::string decisions_;
+};
+
+}  // namespace hreduce::detail::model

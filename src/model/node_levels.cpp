@@ -1,0 +1,236 @@
+// Building one node's call (node_call.hpp): the node level through the
+// shared segment (the way node_way() picks), the phase between nodes (the
+// algorithm decide_between_processes() picks), and the node level's
+// distribution of the nodes' result.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "src/hybrid/inter_decision.hpp"
+#include "src/hybrid/inter_process_group.hpp"  // InterOptions: the runtime's defaults
+#include "src/model/message_steps.hpp"
+#include "src/model/node_call.hpp"
+#include "src/node/node_group.hpp"
+#include "src/node/node_way.hpp"
+
+namespace hreduce::detail::model {
+namespace {
+
+bool is_scan(CollectiveKind kind) {
+  return kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
+}
+
+// What the node level computes: the call itself on one node; across
+// nodes, the node's partial (a reduce to its first process) or its scan.
+CollectiveKind node_kind(CollectiveKind kind, int nodes) {
+  if (nodes == 1 || is_scan(kind)) return kind;
+  return CollectiveKind::reduce;
+}
+
+}  // namespace
+
+void NodeCall::node_level_up() {
+  const int P = layout_.processes;
+  if (P == 1 || !settings_.node_shared_memory) return;
+  std::vector<int> leaders;
+  for (int p = 0; p < P; ++p) leaders.push_back(leader(p));
+  const CollectiveKind kind = node_kind(kind_, layout_.nodes);
+  const NodeShape shape{P, InterOptions{}.node_chunk_bytes,
+                        settings_.single_copy && prices_.single_copy_available()};
+  const NodeWay way = node_way(kind, call_.bytes_per_member, element_bytes(call_.type), false,
+                               shape, is_scan(kind_) && layout_.nodes > 1);
+  decisions_ += std::string("; node level: ") + std::string(to_string(way)) + " over " +
+                std::to_string(P) + " processes";
+  switch (way) {
+    case NodeWay::inline_announcement: node_inline(leaders); break;
+    case NodeWay::single_copy: node_single_copy(leaders); break;
+    case NodeWay::chunks: node_chunks(leaders); break;
+  }
+}
+
+// Every input inside its process's announcement; whoever needs a result
+// reads the others' from there and folds.
+void NodeCall::node_inline(const std::vector<int>& leaders) {
+  const auto P = static_cast<double>(leaders.size());
+  const CollectiveKind kind = node_kind(kind_, layout_.nodes);
+  for (int l : leaders) {
+    stream(l, m_, Stream::copy, prices_.numa_of_pu(member_pu(l)), Level::node_segment,
+           "write the announcement");
+  }
+  synchronise(leaders, Level::waiting, "announcements");
+  for (std::size_t q = 0; q < leaders.size(); ++q) {
+    double reads = (P - 1) * m_;
+    if (kind == CollectiveKind::reduce && q != 0) reads = 0;
+    if (kind == CollectiveKind::reduce_scatter_block) reads = (P - 1) * m_ / P;
+    if (is_scan(kind)) reads = static_cast<double>(q) * m_;
+    stream(leaders[q], reads, Stream::fold, prices_.numa_of_pu(member_pu(leaders[q])),
+           Level::node_segment, "fold the announcements");
+  }
+}
+
+// Two processes read (and write) each other's memory with
+// process_vm_readv/writev in pieces of a chunk; the calls that touch one
+// process's memory queue there.
+void NodeCall::node_single_copy(const std::vector<int>& leaders) {
+  const CollectiveKind kind = node_kind(kind_, layout_.nodes);
+  const double chunk = static_cast<double>(InterOptions{}.node_chunk_bytes);
+  double part[2] = {m_ / 2, m_ / 2};
+  bool writes_back = kind == CollectiveKind::allreduce;
+  if (kind == CollectiveKind::reduce || is_scan(kind)) {
+    // One receiver; from kNodeSplitFoldBytes the other folds 2/5 and writes it over.
+    const int receiver = kind == CollectiveKind::reduce ? 0 : 1;
+    const bool split = call_.bytes_per_member >= kNodeSplitFoldBytes;
+    part[receiver] = split ? m_ * 3 / 5 : m_;
+    part[1 - receiver] = split ? m_ - part[receiver] : 0;
+    writes_back = split;
+  }
+  const double fixed = prices_.single_copy_seconds(0);
+  const double rate = 1 / (prices_.single_copy_seconds(1024) - fixed) * 1024;
+  int into[2];
+  for (int q = 0; q < 2; ++q) {
+    into[q] = sim_.add_resource("single copies into process " + std::to_string(q), rate);
+  }
+  auto copy_calls = [&](int q, double bytes, const char* term) {
+    if (bytes <= 0) return;
+    Task t;
+    t.after = after_of(leaders[static_cast<std::size_t>(q)]);
+    t.latency = fixed * std::ceil(bytes / chunk);
+    t.work = bytes;
+    t.resources = {into[1 - q]};
+    t.level = Level::node_segment;
+    t.term = term;
+    then(leaders[static_cast<std::size_t>(q)], sim_.add_task(std::move(t)));
+  };
+  for (int q = 0; q < 2; ++q) {
+    const int l = leaders[static_cast<std::size_t>(q)];
+    copy_calls(q, part[q], "process_vm_readv");
+    if (kind != CollectiveKind::exscan) {
+      stream(l, part[q], Stream::fold, prices_.numa_of_pu(member_pu(l)), Level::node_segment,
+             "fold (single copy)");
+    }
+    if (writes_back) copy_calls(q, part[q], "process_vm_writev");
+  }
+  synchronise(leaders, Level::waiting, "released");
+}
+
+// The staging ring, chunk by chunk: stage (copy in), fold a slice of every
+// process's chunk in rank order, drain (copy out); with Team::allocate's
+// buffers (zero copy) the folders read and write them where they are.
+void NodeCall::node_chunks(const std::vector<int>& leaders) {
+  const CollectiveKind kind = node_kind(kind_, layout_.nodes);
+  const auto P = static_cast<double>(leaders.size());
+  const double chunk = static_cast<double>(InterOptions{}.node_chunk_bytes);
+  const int chunks = std::max(1, static_cast<int>(std::ceil(m_ / chunk)));
+  const double c = m_ / chunks;
+  for (int k = 0; k < chunks; ++k) {
+    for (int l : leaders) {
+      const int numa = prices_.numa_of_pu(member_pu(l));
+      if (!settings_.zero_copy) stream(l, c, Stream::copy, numa, Level::node_segment, "stage");
+    }
+    synchronise(leaders, Level::waiting, "staged");
+    std::map<int, double> reads;
+    for (int from : leaders) reads[prices_.numa_of_pu(member_pu(from))] += c / P;
+    for (int l : leaders)
+      stream_spread(l, reads, Stream::fold, Level::node_segment, "fold (node chunks)");
+    synchronise(leaders, Level::waiting, "folded");
+    for (std::size_t q = 0; q < leaders.size() && !settings_.zero_copy; ++q) {
+      double drained = c;
+      if (kind == CollectiveKind::reduce && q != 0) drained = 0;
+      if (kind == CollectiveKind::reduce_scatter_block) drained = c / P;
+      stream(leaders[q], drained, Stream::copy, prices_.numa_of_pu(member_pu(leaders[q])),
+             Level::node_segment, "drain");
+    }
+  }
+}
+
+namespace {
+
+// The message pattern of an inter-process algorithm, in message_steps' terms.
+std::pair<MessageAlgorithm, std::string> pattern_of(InterAlgorithm algorithm) {
+  switch (algorithm) {
+    case InterAlgorithm::binomial: return {MessageAlgorithm::binomial, "reduce"};
+    case InterAlgorithm::rabenseifner: return {MessageAlgorithm::rabenseifner, "allreduce"};
+    case InterAlgorithm::ring: return {MessageAlgorithm::ring, "allreduce"};
+    case InterAlgorithm::hypercube: return {MessageAlgorithm::recursive_doubling, "scan"};
+    case InterAlgorithm::pairwise: return {MessageAlgorithm::ring, "reduce_scatter_block"};
+    case InterAlgorithm::reduce_then_scatter:
+      return {MessageAlgorithm::binomial, "reduce_scatter_block"};
+    default: return {MessageAlgorithm::recursive_doubling, "allreduce"};
+  }
+}
+
+}  // namespace
+
+// The leaders check that every process called the same thing (a status
+// allreduce of a few hundred bytes: latency alone), then run the algorithm
+// the runtime picks for this shape. Every node is alike: this node's
+// participants stand for all.
+void NodeCall::between_nodes() {
+  const int N = layout_.nodes, P = layout_.processes;
+  const bool node_level = P > 1 && settings_.node_shared_memory;
+  if (N == 1 && (P == 1 || node_level)) return;
+  InterShape shape;
+  shape.processes = N * P;
+  shape.nodes = N;
+  shape.node_level = node_level;
+  shape.grouped_by_node = !node_level && P > 1 && N > 1 && InterOptions{}.by_node;
+  const InterDecision d =
+      decide_between_processes(kind_, call_.bytes_per_member, true, shape, InterOverrides{});
+  if (d.participants <= 1) return;
+  decisions_ += std::string("; between processes: ") + std::string(to_string(d.algorithm)) +
+                " over " + std::to_string(d.participants);
+  const long long per_node = std::max(1, d.participants / N);
+  const auto [algorithm, pattern] = pattern_of(d.algorithm);
+  const double fold_rate = cached_ ? prices_.fold_rate(op_class_of(call_.type), call_.type)
+                                   : prices_.one_thread_rate(Stream::fold, 0, 0);
+  const MessagePrice status = price_steps(
+      message_steps(MessageAlgorithm::recursive_doubling, "allreduce", d.participants, 0), per_node,
+      prices_, fold_rate);
+  const MessagePrice data = price_steps(message_steps(algorithm, pattern, d.participants, m_),
+                                        per_node, prices_, fold_rate);
+  std::vector<int> senders;
+  for (long long p = 0; p < per_node; ++p) senders.push_back(leader(static_cast<int>(p)));
+  Task start;
+  for (int s : senders) {
+    for (int a : after_of(s)) start.after.push_back(a);
+  }
+  start.level = Level::waiting;
+  int previous = sim_.add_task(std::move(start));
+  const std::pair<double, const char*> parts[] = {
+      {status.latency + data.latency, "network latency"},
+      {data.transfer, "message transfer"},
+      {data.fold, "fold between nodes"}};
+  for (const auto& [seconds, term] : parts) {
+    Task t;
+    t.after = {previous};
+    t.latency = seconds;
+    t.level = Level::between_nodes;
+    t.term = term;
+    previous = sim_.add_task(std::move(t));
+  }
+  for (int s : senders) then(s, previous);
+}
+
+// Across nodes the node's first process holds the nodes' result; the other
+// processes of the node take it (or their prefix) through the segment.
+void NodeCall::node_level_down() {
+  const int P = layout_.processes;
+  if (P == 1 || !settings_.node_shared_memory || layout_.nodes == 1 ||
+      kind_ == CollectiveKind::reduce) {
+    return;
+  }
+  std::vector<int> leaders;
+  for (int p = 0; p < P; ++p) leaders.push_back(leader(p));
+  const int from = prices_.numa_of_pu(member_pu(leaders.front()));
+  if (!settings_.zero_copy) {
+    stream(leaders.front(), m_, Stream::copy, from, Level::node_segment, "publish the result");
+  }
+  synchronise(leaders, Level::waiting, "node result published");
+  const double part = kind_ == CollectiveKind::reduce_scatter_block ? m_ / P : m_;
+  for (std::size_t q = 1; q < leaders.size(); ++q) {
+    stream(leaders[q], part, is_scan(kind_) ? Stream::fold : Stream::copy, from,
+           Level::node_segment, "take the node's result");
+  }
+}
+
+}  // namespace hreduce::detail::model

@@ -1,0 +1,200 @@
+#include "src/model/validation.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "hreduce/error.hpp"
+#include "src/model/machines.hpp"
+#include "src/probe/machine_json.hpp"
+#include "src/probe/probe.hpp"
+
+namespace hreduce::detail::model {
+namespace {
+
+// A layout measured here, and how `hreduce bench` measures it.
+struct Measured {
+  Layout layout;
+  std::string variant;   // "", "zero copy"
+  std::string launcher;  // "" or the mpirun prefix
+  std::string bench_options;
+  bool zero_copy = false;
+  bool types_allowed = true;  // bench --mpi measures double only
+};
+
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+std::string this_program() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) throw Error("predict --validate: cannot find this program (/proc/self/exe)");
+  return std::string(path, static_cast<std::size_t>(n));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& i : items) text += (text.empty() ? "" : ",") + i;
+  return text;
+}
+
+// mpirun as the repository's own docs run it on a small machine.
+std::string mpirun(bool virtual_nodes) {
+  return std::string("mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 ") +
+         (virtual_nodes ? "-x HREDUCE_PROCS_PER_NODE=1 " : "") + "-np 2 ";
+}
+
+std::vector<Measured> layouts_here() {
+  return {{{1, 1, 2}, "", "", "--members 2 --implementations hreduce", false, true},
+          {{1, 2, 1}, "", mpirun(false), "--mpi --members 1", false, false},
+          {{1, 2, 1}, "zero copy", mpirun(false), "--mpi --members 1 --zero-copy", true, false},
+          {{2, 1, 1}, "", mpirun(true), "--mpi --members 1", false, false}};
+}
+
+// The probe with MPI figures between two virtual nodes; without mpirun, the
+// local measurements alone.
+probe::MachineDescription probe_here(const std::string& program, const std::string& dir) {
+  const std::string file = dir + "/machine.json";
+  const std::string command = mpirun(true) + quoted(program) + " probe --mpi --quick --json " +
+                              file + " >" + dir + "/probe.log 2>&1";
+  std::cerr << "predict --validate: probing (" << command << ")\n";
+  if (std::system(command.c_str()) == 0) return probe::machine_from_json(read_file(file));
+  std::cerr << "predict --validate: the probe under mpirun failed (" << dir
+            << "/probe.log); probing without MPI figures\n";
+  probe::ProbeSettings settings;
+  settings.quick = true;
+  return probe::probe_machine(Topology::discover(), settings,
+                              [](const std::string& s) { std::cerr << "probe: " << s << '\n'; });
+}
+
+std::vector<std::string> size_texts(const std::vector<std::size_t>& sizes) {
+  std::vector<std::string> texts;
+  for (std::size_t s : sizes) texts.push_back(std::to_string(s));
+  return texts;
+}
+
+// One bench run; its hreduce records, each beside its prediction.
+std::vector<PredictedRow> measure(const Measured& m, const Request& request,
+                                  const MachinePrices& prices, const Topology& node,
+                                  const std::string& program, const std::string& dir, int index) {
+  const std::string json = dir + "/bench" + std::to_string(index) + ".json";
+  std::string command = m.launcher + quoted(program) + " bench " + m.bench_options +
+                        " --min-time-ms 100 --collectives " +
+                        joined(collectives_or_default(request)) + " --sizes " +
+                        joined(size_texts(sizes_or_default(request))) + " --json " + json;
+  if (m.types_allowed) command += " --types " + joined(types_or_default(request));
+  command += " >" + dir + "/bench" + std::to_string(index) + ".log 2>&1";
+  std::cerr << "predict --validate: measuring " << to_string(m.layout) << ' ' << m.variant << " ("
+            << command << ")\n";
+  if (std::system(command.c_str()) != 0) {
+    std::cerr << "predict --validate: that measurement failed; see " << dir << "\n";
+    return {};
+  }
+  ModelSettings settings = request.settings;
+  settings.zero_copy = m.zero_copy;
+  const int cores = std::max(1, node.count(hreduce::Level::core));
+  std::vector<PredictedRow> rows;
+  const probe::Json records = probe::Json::parse(read_file(json));
+  for (const probe::Json& r : records.as_array("records")) {
+    if (r.at("implementation", "record").as_string("implementation") != "hreduce") continue;
+    PredictedRow row;
+    row.call = {r.at("collective", "record").as_string("collective"),
+                static_cast<std::size_t>(r.at("bytes_per_member", "record").as_number("bytes")),
+                r.at("type", "record").as_string("type")};
+    row.layout = to_string(m.layout);
+    row.variant = m.variant;
+    row.measured_seconds = r.at("median_seconds", "record").as_number("median_seconds");
+    row.oversubscribed = m.layout.members() > cores;
+    row.hreduce = predict_hreduce(prices, node, m.layout, row.call, settings);
+    row.flat = predict_flat_mpi(prices, m.layout, row.call);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+Request validation_defaults(Request request, bool quick) {
+  if (request.sizes.empty()) {
+    request.sizes = quick ? std::vector<std::size_t>{8, 64 << 10}
+                          : std::vector<std::size_t>{8, 512, 8 << 10, 128 << 10, 1 << 20, 16 << 20};
+  }
+  if (request.collectives.empty() && quick) request.collectives = {"allreduce"};
+  if (request.types.empty() && !quick) request.types = {"double", "int32", "double_int"};
+  return request;
+}
+
+void print_summary(const char* what, const ErrorSummary& s) {
+  std::printf("%s: %d case(s), median |error| %.1f %%, 90th percentile %.1f %%", what, s.cases,
+              s.median * 100, s.p90 * 100);
+  if (s.oversubscribed > 0) std::printf(" (%d oversubscribed, not counted)", s.oversubscribed);
+  std::printf("\n");
+}
+
+}  // namespace
+
+ErrorSummary summarise_errors(const std::vector<PredictedRow>& rows) {
+  ErrorSummary s;
+  std::vector<double> errors;
+  for (const PredictedRow& r : rows) {
+    if (!r.measured_seconds || *r.measured_seconds <= 0) continue;
+    if (r.oversubscribed) {
+      ++s.oversubscribed;
+      continue;
+    }
+    errors.push_back(std::abs(r.hreduce.seconds / *r.measured_seconds - 1));
+  }
+  s.cases = static_cast<int>(errors.size());
+  if (errors.empty()) return s;
+  std::sort(errors.begin(), errors.end());
+  auto at = [&](double q) {
+    return errors[std::min(errors.size() - 1,
+                           static_cast<std::size_t>(q * static_cast<double>(errors.size())))];
+  };
+  s.median = errors.size() % 2 ? errors[errors.size() / 2]
+                               : (errors[errors.size() / 2 - 1] + errors[errors.size() / 2]) / 2;
+  s.p90 = at(0.9);
+  return s;
+}
+
+int validate(const Request& given, bool quick, const std::optional<std::string>& json_path) {
+  const Request request = validation_defaults(given, quick);
+  const std::string program = this_program();
+  char dir_template[] = "/tmp/hreduce-validate-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (dir == nullptr) throw Error("predict --validate: cannot create a directory under /tmp");
+  const MachinePrices prices(probe_here(program, dir));
+  const Topology node = topology_of(prices.topology());
+  std::vector<PredictedRow> all;
+  probe::Json::Array records;
+  int index = 0;
+  for (const Measured& m : layouts_here()) {
+    std::vector<PredictedRow> rows = measure(m, request, prices, node, program, dir, index++);
+    if (rows.empty()) continue;
+    std::printf("\nlayout %s%s%s:\n", to_string(m.layout).c_str(), m.variant.empty() ? "" : ", ",
+                m.variant.c_str());
+    print_table(rows, true);
+    print_summary("  this layout", summarise_errors(rows));
+    for (const PredictedRow& r : rows) records.push_back(to_json(r, m.layout.members()));
+    all.insert(all.end(), rows.begin(), rows.end());
+  }
+  std::printf("\n");
+  print_summary("all layouts", summarise_errors(all));
+  std::printf("(files of this run: %s)\n", dir);
+  if (json_path) {
+    probe::write_text_file(*json_path, probe::Json(std::move(records)).dump() + "\n", "--json");
+  }
+  return all.empty() ? 1 : 0;
+}
+
+}  // namespace hreduce::detail::model

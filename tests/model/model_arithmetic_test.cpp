@@ -1,0 +1,156 @@
+// The model's arithmetic against hand-computed cases on a toy machine whose
+// figures are round numbers: a two-member tree, a fold that shares one
+// NUMA node's bandwidth, a ring allreduce's messages, recursive doubling's
+// steps, and the runtime's own decisions showing through.
+#include <cmath>
+
+#include <catch2/catch.hpp>
+
+#include "hreduce/error.hpp"
+#include "src/model/machines.hpp"
+#include "src/model/message_steps.hpp"
+#include "src/model/prediction.hpp"
+#include "src/probe/pairs.hpp"
+
+namespace md = hreduce::detail::model;
+namespace pr = hreduce::detail::probe;
+
+namespace {
+
+constexpr double kOneWay = 100e-9;    // every pair of cores
+constexpr double kFoldCached = 10e9;  // vector bytes per second, in cache
+constexpr double kThreadFold = 4e9;   // one thread, from memory (vector bytes/s)
+constexpr double kNodeFold = 8e9;     // the whole NUMA node
+constexpr double kThreadCopy = 3e9, kNodeCopy = 6e9;
+constexpr double kAlpha = 2e-6, kLink = 5e9;
+
+// One package, one NUMA node, four cores, no L3: nothing counts as cached
+// except the tree's hops, which fold in cache by construction.
+pr::MachineDescription toy_machine() {
+  pr::MachineDescription d;
+  d.topology = pr::describe(hreduce::Topology::synthetic("pack:1 numa:1 core:4 pu:1"));
+  d.core_to_core.by_relation = {{pr::Relation::same_numa, 1, 2 * kOneWay}};
+  // docs/machine.md counts fold 3n and copy 2n bytes per n of vector.
+  d.memory.one_thread = {{{kThreadFold}}, {{2 * kThreadCopy}}, {{3 * kThreadFold}}};
+  d.memory.node_threads = {{{kNodeFold}}, {{2 * kNodeCopy}}, {{3 * kNodeFold}}};
+  d.fold = {{"sum", "double", 8, kFoldCached / 8, 3 * kFoldCached}};
+  d.cross_process.vm_readv_fixed_seconds = 1e-6;
+  d.cross_process.vm_readv_seconds_per_kib = 1024 / 5e9;
+  pr::MpiPointToPoint mpi;
+  mpi.inter_node = pr::MpiLink{1, kAlpha, kLink};
+  d.mpi = mpi;
+  return d;
+}
+
+md::Prediction predict(const md::Layout& layout, const md::CallCase& call,
+                       const md::ModelSettings& settings = {}) {
+  static const md::MachinePrices prices(toy_machine());
+  static const hreduce::Topology node = md::topology_of(prices.topology());
+  return md::predict_hreduce(prices, node, layout, call, settings);
+}
+
+}  // namespace
+
+TEST_CASE("a two-member tree: one hop, the flag's line and the fold", "[model]") {
+  md::ModelSettings tree;
+  tree.options.algorithm = hreduce::Algorithm::tree;
+  const double m = 1024;
+  const md::Prediction p = predict({1, 1, 2}, {"reduce", 1024, "double"}, tree);
+  CHECK(p.seconds == Approx(kOneWay + m / kFoldCached));
+  CHECK(p.levels[static_cast<int>(md::Level::inside_process)] == Approx(p.seconds));
+  CHECK_THAT(p.decisions, Catch::Contains("tree over 2 members"));
+}
+
+TEST_CASE("a sliced reduce on four members shares the NUMA node's bandwidth", "[model]") {
+  const double m = 4 << 20;
+  const md::Prediction p = predict({1, 1, 4}, {"reduce", 4 << 20, "double"});
+  // Arrival: four accesses to one line. Fold: each member reads m, four at
+  // once, so each gets a quarter of the node (2 GB/s < its own 4 GB/s).
+  // Write: each its quarter of the result, a quarter of the node's copy
+  // rate. Done: four accesses again.
+  const double expected =
+      4 * kOneWay + m / (kNodeFold / 4) + (m / 4) / (kNodeCopy / 4) + 4 * kOneWay;
+  CHECK(p.seconds == Approx(expected));
+  CHECK(p.levels[static_cast<int>(md::Level::waiting)] == Approx(8 * kOneWay));
+  CHECK_THAT(p.dominant, Catch::Contains("memory bandwidth of NUMA node 0"));
+  CHECK_THAT(p.decisions, Catch::Contains("sliced"));
+}
+
+TEST_CASE("a ring allreduce: 2(Q-1) messages of m/Q and Q-1 folds", "[model]") {
+  const md::MachinePrices prices(toy_machine());
+  const long long Q = 4;
+  const double m = 1 << 20;
+  const auto steps = md::message_steps(md::MessageAlgorithm::ring, "allreduce", Q, m);
+  const md::MessagePrice price = md::price_steps(steps, 1, prices, kFoldCached);
+  CHECK(price.latency == Approx(2 * (Q - 1) * kAlpha));
+  CHECK(price.transfer == Approx(2 * (Q - 1) * (m / Q) / kLink));
+  CHECK(price.fold == Approx((Q - 1) * (m / Q) / kFoldCached));
+  CHECK(price.dominant == "message transfer");
+}
+
+TEST_CASE("recursive doubling on 6: a fold in, two exchanges, an unfold", "[model]") {
+  const auto steps =
+      md::message_steps(md::MessageAlgorithm::recursive_doubling, "allreduce", 6, 64);
+  REQUIRE(steps.size() == 4);
+  CHECK(steps[1].distance == 1);
+  CHECK(steps[2].distance == 2);
+  CHECK(steps[1].xor_partner);
+  CHECK(md::message_steps(md::MessageAlgorithm::rabenseifner, "scan", 8, 64).empty());
+}
+
+TEST_CASE("on a node, links are shared by the ranks whose partner is elsewhere", "[model]") {
+  const md::MachinePrices prices(toy_machine());
+  const double m = 1 << 20;
+  // Distance 4 with 4 ranks per node: all four cross; distance 1 on a ring: one.
+  const md::MessageStep far{m, 0, 4, true, 1, false};
+  CHECK(md::price_steps({far}, 4, prices, 1e30).transfer == Approx(4 * m / kLink));
+  const md::MessageStep ring{m, 0, 1, false, 1, false};
+  const double in_memory = m / std::min(prices.mpi_intra_rate(), kNodeCopy / (2.0 * 3));
+  CHECK(md::price_steps({ring}, 4, prices, 1e30).transfer ==
+        Approx(std::max(m / kLink, in_memory)));
+}
+
+TEST_CASE("the node level's way is the runtime's node_way", "[model]") {
+  CHECK_THAT(predict({1, 2, 1}, {"allreduce", 8, "double"}).decisions,
+             Catch::Contains("node level: inline"));
+  CHECK_THAT(predict({1, 2, 1}, {"allreduce", 1 << 20, "double"}).decisions,
+             Catch::Contains("node level: single copy"));
+  md::ModelSettings no_single_copy;
+  no_single_copy.single_copy = false;
+  CHECK_THAT(predict({1, 2, 1}, {"allreduce", 1 << 20, "double"}, no_single_copy).decisions,
+             Catch::Contains("node level: chunks"));
+}
+
+TEST_CASE("between nodes: the runtime's algorithm, priced step by step", "[model]") {
+  const double m = 8;
+  const md::Prediction p = predict({4, 1, 1}, {"allreduce", 8, "double"});
+  CHECK_THAT(p.decisions, Catch::Contains("between processes: recursive_doubling over 4"));
+  // Status round (two exchanges, latency only), then two exchanges of m
+  // bytes, each folded.
+  // (No L3 on the toy machine: the fold streams at one thread's rate.)
+  const double expected = 2 * kAlpha + 2 * (kAlpha + m / kLink) + 2 * m / kThreadFold;
+  CHECK(p.levels[static_cast<int>(md::Level::between_nodes)] == Approx(expected));
+  CHECK(p.seconds == Approx(expected));
+}
+
+TEST_CASE("layouts parse as NODESxPROCSxTHREADS", "[model][negative]") {
+  const md::Layout l = md::parse_layout("1024x8x16");
+  CHECK(l.nodes == 1024);
+  CHECK(l.processes == 8);
+  CHECK(l.threads == 16);
+  CHECK(l.members() == 131072);
+  for (const char* bad : {"", "8x16", "0x1x1", "1x1x1x1", "ax1x1", "1x1x"}) {
+    CHECK_THROWS_AS(md::parse_layout(bad), hreduce::ArgumentError);
+  }
+}
+
+TEST_CASE("built-in machines are complete descriptions", "[model]") {
+  for (const char* name : {"2x64", "1x192"}) {
+    const md::MachinePrices prices(md::builtin_machine(name));
+    CHECK(prices.topology().pus.size() == (std::string(name) == "2x64" ? 128u : 192u));
+    CHECK(prices.one_way_seconds(pr::Relation::same_l3) > 0);
+    CHECK(prices.mpi_inter_rate() > 0);
+  }
+  CHECK(md::MachinePrices(md::builtin_machine("2x64")).numa_nodes() == 8);
+  CHECK_THROWS_WITH(md::builtin_machine("3x7"), Catch::Contains("2x64"));
+}
