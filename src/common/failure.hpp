@@ -74,8 +74,14 @@ inline std::string (*reword_failure_text)(const std::string& text) = nullptr;
 
 [[noreturn]] inline void throw_failure(const Failure& f) { throw_error(f.kind, f.text); }
 
-// `f` as marked text, for layers that still relay text (the engine's
-// relayed_failure, the node level's announcements): the kind first.
+// The kind of a failure that leaves the team unusable: a transport failure
+// stays one, whatever else broke it is unusable.
+inline ErrorKind when_broken(ErrorKind kind) {
+  return kind == ErrorKind::transport ? kind : ErrorKind::unusable;
+}
+
+// `f` as marked text, for the layer that still relays text
+// (the node segment's broken-node text): the kind first.
 inline std::string marked(const Failure& f) { return f ? marked(f.kind, f.text) : std::string(); }
 
 // Marked text back as a value: the kind of its first mark (else

@@ -16,12 +16,6 @@ std::string options_text(const CollectiveOptions& o) {
                  "/", o.tree_max_bytes, "/", o.tree_min_members, "/", to_string(o.reproducibility));
 }
 
-// The kind of a failure that leaves the team unusable: a transport failure
-// stays one, whatever else broke it is unusable.
-ErrorKind when_broken(ErrorKind kind) {
-  return kind == ErrorKind::transport ? kind : ErrorKind::unusable;
-}
-
 // Names the first field on which `other` differs from member 0. The level
 // comes first: members asking for different ones run different steps (an
 // exact sum's have other types and ops), which would be named instead.
@@ -112,8 +106,7 @@ Failure agreement_failure(const CallContext& ctx, bool relayed, bool any_invalid
 }  // namespace
 
 Failure relayed_failure_of(const ProcessStep& step) {
-  if (step.relayed != nullptr) return *step.relayed;
-  return unmarked(step.relayed_failure, ErrorKind::argument);
+  return step.relayed != nullptr ? *step.relayed : Failure::none();
 }
 
 void abandon_slots(MemberState& me) {

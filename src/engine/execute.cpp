@@ -204,7 +204,7 @@ Announced announce_call(const CallContext& ctx) {
   const int size = ctx.size();
   Announcement& mine = ctx.controls[me.rank].announce[ctx.slot];
   const ProcessStep& step = step_of(call);
-  const bool relays = step.relayed != nullptr || step.relayed_failure != nullptr;
+  const bool relays = step.relayed != nullptr;
   const std::string problem =
       relays ? std::string() : local_problem(call, me.rank, size, me.team.options.collectives);
   const bool failed = relays || !problem.empty();

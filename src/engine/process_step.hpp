@@ -48,9 +48,6 @@ struct ProcessStep {
   const CollectiveKind* reported_as = nullptr;
   // A failure another process reported: every member throws it as is.
   const Failure* relayed = nullptr;
-  // The same as text, its kind marked inside (src/common/failure.hpp), from
-  // the layers that still pass text; `relayed` wins where both are set.
-  const char* relayed_failure = nullptr;
   // The reproducibility level the user's call asked for, where its steps
   // run at another (an exact sum's integer steps run at run_to_run), so
   // that members asking for different levels are told so.

@@ -214,13 +214,6 @@ class TeamState {
   // members that learn of it later.
   void break_team(Failure reason);
   Failure broken_failure();
-  // The same with the reason as text, its kind marked inside, for the
-  // layers that still pass text (src/hybrid).
-  void break_team(const std::string& reason) { break_team(unmarked(reason, ErrorKind::unusable)); }
-  std::string broken_reason() {
-    const Failure reason = broken_failure();
-    return reason ? marked(reason.kind, reason.text) : std::string();
-  }
   // Every member's progress back to the start, as built (Team::resynchronize;
   // no member may be inside a call).
   void restart();

@@ -50,8 +50,8 @@ void HybridCall::check_arguments() {
                                                     std::to_string(me_.global_rank) + ": " + why);
   };
   // A failure the caller already worded (a step of an exact sum).
-  if (call_.step != nullptr && call_.step->relayed_failure != nullptr) {
-    problem_ = unmarked(call_.step->relayed_failure, ErrorKind::argument);
+  if (call_.step != nullptr && call_.step->relayed != nullptr) {
+    problem_ = *call_.step->relayed;
     return;
   }
   if (call_.kind == CollectiveKind::reduce && (call_.root < 0 || call_.root >= total())) {
@@ -78,18 +78,10 @@ void HybridCall::check_arguments() {
   }
 }
 
-const char* HybridCall::problem() {
-  if (!problem_) return nullptr;
-  if (problem_text_.empty()) problem_text_ = marked(problem_);
-  return problem_text_.c_str();
-}
+const Failure* HybridCall::problem() const { return problem_ ? &problem_ : nullptr; }
 
-// `failure` as the engine's local step relays it (marked text), or null.
-const char* HybridCall::relayed(const Failure& failure) {
-  if (!failure) return nullptr;
-  relayed_text_ = marked(failure);
-  return relayed_text_.c_str();
-}
+// `failure` as the engine's local step relays it, or null.
+const Failure* HybridCall::relayed(const Failure& failure) { return failure ? &failure : nullptr; }
 
 // Step 1 or 3: runs the local step; a failure is remembered (the leader
 // reports it in step 2) unless `rethrow`.
@@ -106,7 +98,7 @@ void HybridCall::local(Call step, bool rethrow) {
 // failure to relay; the step sets the rest of it before it runs.
 Call HybridCall::base(CollectiveKind kind) {
   step_ = ProcessStep{};
-  step_.relayed_failure = problem();
+  step_.relayed = problem();
   step_.reported_as = &call_.kind;
   step_.asked_level = step_of(call_).asked_level;
   Call c = call_;
@@ -123,7 +115,7 @@ void HybridCall::finish_copy(const void* source, void* out, std::size_t offset, 
   c.out = out;
   c.count = count;
   step_.offset = offset;
-  step_.relayed_failure = leader_ ? relayed(failure_) : nullptr;
+  step_.relayed = leader_ ? relayed(failure_) : nullptr;
   local(c, true);
 }
 
@@ -218,7 +210,7 @@ bool HybridCall::combine_prefix(void* prefix, std::size_t n, bool exclusive, Fai
   combine.in = prefix;
   combine.count = layout_.process > 0 ? n : 0;
   step_.copy_only = exclusive && me_.rank == 0;
-  step_.relayed_failure = leader_ ? relayed(failure_) : nullptr;
+  step_.relayed = leader_ ? relayed(failure_) : nullptr;
   if (!call_.op.may_throw) {
     local(combine, true);
     return false;

@@ -16,8 +16,8 @@
 //                            chunk
 //
 // Failures are values (src/common/failure.hpp): a kind and a text, carried
-// as such between processes; only the engine's local steps still take them
-// as marked text (marked()).
+// as such between processes, through the node level and into the engine's
+// local steps (ProcessStep::relayed).
 #pragma once
 
 #include <cstddef>
@@ -70,11 +70,11 @@ class HybridCall {
   std::size_t count_of(int team_rank) const;
   bool alone() const { return me_.team.size() == 1; }  // the process's one member
   void check_arguments();
-  const char* problem();
+  const Failure* problem() const;
   void local(Call step, bool rethrow = false);
   Call base(CollectiveKind kind);
   void finish_copy(const void* source, void* out, std::size_t offset, std::size_t count);
-  const char* relayed(const Failure& failure);
+  static const Failure* relayed(const Failure& failure);
   std::uint64_t signature(std::size_t count) const;
   void fail(const Failure& failure);
   Failure op_failure() const;
@@ -184,9 +184,6 @@ class HybridCall {
   Failure problem_;             // this member's team-wide argument error
   Failure local_failure_;       // what step 1 threw here
   Failure failure_;             // leader: the failure every member must see
-  // The texts handed to the engine's local step and to the node level,
-  // which still take marked text: they must outlive the step.
-  std::string problem_text_, relayed_text_;
   // Left-fold chain (leader): the fold received from the previous process,
   // the op's failure on it, and the options of the local fold.
   void* carry_ = nullptr;
@@ -207,7 +204,7 @@ void HybridCall::over_messages(Exchanges&& exchanges) {
   } catch (const Error& e) {
     messages_lost_ = true;
     failure_ = Failure::of(e.kind(), std::string(to_string(call_.kind)) + ": " + e.what());
-    me_.team.break_team(marked(failure_));
+    me_.team.break_team(failure_);
   }
 }
 

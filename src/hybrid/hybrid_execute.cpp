@@ -70,7 +70,7 @@ void InterProcessGroup::execute(MemberState& me, const Call& call) {
     // Whatever told this process (its own wait, its node, its leader or
     // another node's, relayed as a failure), the team broke here too:
     // usable() says so from now on, on every process and whatever its role.
-    me.team.break_team(e.what());
+    me.team.break_team(Failure::of(ErrorKind::unusable, e.what()));
     throw;
   }
 }

@@ -96,7 +96,7 @@ void HybridCall::local_fold(const void* head, std::size_t n, void* out, void* to
   if (leader_) {
     // The op threw on C_k ∘ x_first: the members skip the fold.
     if (!failure_ && guard_.failed) chain_failure_ = op_failure();
-    step_.relayed_failure = relayed(failure_ ? failure_ : chain_failure_);
+    step_.relayed = relayed(failure_ ? failure_ : chain_failure_);
   }
   local(c);
 }

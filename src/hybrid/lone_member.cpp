@@ -73,17 +73,18 @@ Failure run_lone_member_call(MemberState& me, NodeGroup& node, const LoneMemberC
     return node.reduce(info, r);
   } catch (const Error& e) {
     // A process of the node died or timed out: the team is broken.
-    me.team.break_team(marked(e));
+    me.team.break_team(failure_of(e));
     return failure_of(e);
   }
 }
 
 void finish_lone_member_call(MemberState& me, CollectiveKind kind, const Failure& failure) {
   if (me.team.broken.load(std::memory_order_relaxed)) {
-    throw_marked(broken_team_message(
-                     std::string(to_string(kind)) + ": member " + std::to_string(me.global_rank),
-                     me.team.broken_reason()),
-                 ErrorKind::unusable, true);
+    const Failure reason = me.team.broken_failure();
+    throw_failure(Failure::of(when_broken(reason.kind),
+                              broken_team_message(std::string(to_string(kind)) + ": member " +
+                                                      std::to_string(me.global_rank),
+                                                  reason.text)));
   }
   if (!failure) return;
   try {
@@ -91,7 +92,7 @@ void finish_lone_member_call(MemberState& me, CollectiveKind kind, const Failure
   } catch (const UnusableTeamError& e) {
     // Another process's failure that broke the team breaks it here too
     // (as InterProcessGroup::execute does on the general path).
-    me.team.break_team(e.what());
+    me.team.break_team(Failure::of(ErrorKind::unusable, e.what()));
     throw;
   }
 }

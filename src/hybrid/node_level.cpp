@@ -41,7 +41,7 @@ void HybridCall::on_node(Operation&& operation) {
   } catch (const Error& e) {
     node_lost_ = true;
     fail(failure_of(e));
-    me_.team.break_team(marked(e));
+    me_.team.break_team(failure_of(e));
   }
 }
 
@@ -105,7 +105,7 @@ bool HybridCall::alone_on_one_node() {
   }
   const std::string problem =
       member_problem(call_, me_.global_rank, total(), me_.team.options.collectives);
-  if (call_.step != nullptr && call_.step->relayed_failure != nullptr) {
+  if (call_.step != nullptr && call_.step->relayed != nullptr) {
     problem_ = unmarked(problem, ErrorKind::argument);  // worded by the caller already
   } else if (!problem.empty()) {
     problem_ =

@@ -73,31 +73,14 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
 
 NodeGroup::~NodeGroup() = default;
 
-NodeGroup::ProcessArea& NodeGroup::area(int rank) const {
-  auto* base = static_cast<std::byte*>(segment_.data()) + Layout::areas();
-  return reinterpret_cast<ProcessArea*>(base)[rank];
-}
-
-NodeGroup::Slot& NodeGroup::slot(int rank) const { return area(rank).slot[ops_ % kNodeSlots]; }
-
-std::byte* NodeGroup::stage(int rank, int buffer) const {
-  return static_cast<std::byte*>(segment_.data()) + Layout::stages(size_) +
-         (static_cast<std::size_t>(rank) * buffers_ + static_cast<std::size_t>(buffer)) * chunk_;
-}
-
-std::byte* NodeGroup::result(int buffer) const { return stage(size_, 0) + buffer * chunk_; }
-
-NodeGroup::Header& NodeGroup::header() const { return *static_cast<Header*>(segment_.data()); }
+const void* NodeGroup::staging(int rank) const { return stage(rank, 0); }
+const void* NodeGroup::results() const { return result(0); }
 
 int NodeGroup::pid(int rank) const { return area(rank).pid.load(std::memory_order_relaxed); }
 
 std::string NodeGroup::description(int rank) const {
   const char* text = area(rank).description;
   return std::string(text, strnlen(text, sizeof area(rank).description));
-}
-
-void NodeGroup::publish(std::atomic<std::uint64_t>& word, std::uint64_t value) const {
-  shared_publish(word, value, header().sleepers, light_publish_);
 }
 
 void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,

@@ -190,8 +190,8 @@ class NodeGroup {
   int pid(int rank) const;
   // The staging chunks of a process, and the result chunks: where their
   // pages sit is what explain() reports.
-  const void* staging(int rank) const { return stage(rank, 0); }
-  const void* results() const { return result(0); }
+  const void* staging(int rank) const;
+  const void* results() const;
 
   // Collective over the node's processes (`node` connects exactly them,
   // each calls it in step, sizes may differ): memory of `bytes` that every
