@@ -38,6 +38,9 @@ constexpr const char* kPredictOptions = R"(predict options:
                      level 1x2x1 with and without zero copy, messages 2x1x1 under
                      mpirun) and print prediction, measurement and error
   --quick            with --validate: a few calls only
+  --layouts L        with --validate: the layouts to measure, NxPxT comma-separated,
+                     -zc after one for buffers in the node segment (default:
+                     1x1x2,1x2x1,1x2x1-zc,2x1x1)
 )";
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -113,9 +116,10 @@ int predict(const Args& args) {
 int predict_command(const std::vector<std::string>& argv) {
   const Args args("hreduce predict", argv, {"--validate", "--quick"},
                   {"--machine", "--layout", "--placement", "--collectives", "--sizes", "--types",
-                   "--json", "--plot"});
+                   "--json", "--plot", "--layouts"});
   if (args.has("--validate")) {
-    return md::validate(request_from(args), args.has("--quick"), args.get("--json"));
+    return md::validate(request_from(args), args.has("--quick"), args.get("--json"),
+                        args.get("--layouts"));
   }
   return predict(args);
 }

@@ -50,24 +50,56 @@ std::string joined(const std::vector<std::string>& items) {
   return text;
 }
 
-// mpirun as the repository's own docs run it on a small machine.
-std::string mpirun(bool virtual_nodes) {
+// mpirun as the repository's own docs run it on a small machine; virtual
+// nodes of `per_node` consecutive ranks where a layout has several nodes.
+std::string mpirun(int processes, int per_node) {
   return std::string("mpirun --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 ") +
-         (virtual_nodes ? "-x HREDUCE_PROCS_PER_NODE=1 " : "") + "-np 2 ";
+         (per_node > 0 ? "-x HREDUCE_PROCS_PER_NODE=" + std::to_string(per_node) + " " : "") +
+         "-np " + std::to_string(processes) + " ";
 }
 
-std::vector<Measured> layouts_here() {
-  return {{{1, 1, 2}, "", "", "--members 2 --implementations hreduce", false, true},
-          {{1, 2, 1}, "", mpirun(false), "--mpi --members 1", false, false},
-          {{1, 2, 1}, "zero copy", mpirun(false), "--mpi --members 1 --zero-copy", true, false},
-          {{2, 1, 1}, "", mpirun(true), "--mpi --members 1", false, false}};
+// How `hreduce bench` measures a layout: threads alone in one process, else
+// a team over MPI_COMM_WORLD (double only), several nodes as virtual nodes.
+Measured measured(const Layout& layout, bool zero_copy) {
+  if (layout.nodes == 1 && layout.processes == 1) {
+    return {layout, "",
+            "",     "--members " + std::to_string(layout.threads) + " --implementations hreduce",
+            false,  true};
+  }
+  const int processes = layout.nodes * layout.processes;
+  return {layout,
+          zero_copy ? "zero copy" : "",
+          mpirun(processes, layout.nodes > 1 ? layout.processes : 0),
+          "--mpi --members " + std::to_string(layout.threads) + (zero_copy ? " --zero-copy" : ""),
+          zero_copy,
+          false};
 }
+
+// "1x16x1,1x16x1-zc,4x4x1": "-zc" measures with buffers in the node segment.
+std::vector<Measured> parse_layouts(const std::string& text) {
+  std::vector<Measured> layouts;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const bool zero_copy = item.size() > 3 && item.ends_with("-zc");
+    if (zero_copy) item.resize(item.size() - 3);
+    const Layout layout = parse_layout(item);
+    if (zero_copy && layout.processes < 2) {
+      throw ArgumentError("predict --validate: --layouts " + item +
+                          "-zc: zero copy needs several processes per node");
+    }
+    layouts.push_back(measured(layout, zero_copy));
+  }
+  if (layouts.empty()) throw ArgumentError("predict --validate: --layouts is empty");
+  return layouts;
+}
+
+std::vector<Measured> layouts_here() { return parse_layouts("1x1x2,1x2x1,1x2x1-zc,2x1x1"); }
 
 // The probe with MPI figures between two virtual nodes; without mpirun, the
 // local measurements alone.
 probe::MachineDescription probe_here(const std::string& program, const std::string& dir) {
   const std::string file = dir + "/machine.json";
-  const std::string command = mpirun(true) + quoted(program) + " probe --mpi --quick --json " +
+  const std::string command = mpirun(2, 1) + quoted(program) + " probe --mpi --quick --json " +
                               file + " >" + dir + "/probe.log 2>&1";
   std::cerr << "predict --validate: probing (" << command << ")\n";
   if (std::system(command.c_str()) == 0) return probe::machine_from_json(read_file(file));
@@ -167,8 +199,10 @@ ErrorSummary summarise_errors(const std::vector<PredictedRow>& rows) {
   return s;
 }
 
-int validate(const Request& given, bool quick, const std::optional<std::string>& json_path) {
+int validate(const Request& given, bool quick, const std::optional<std::string>& json_path,
+             const std::optional<std::string>& layouts) {
   const Request request = validation_defaults(given, quick);
+  const std::vector<Measured> plan = layouts ? parse_layouts(*layouts) : layouts_here();
   const std::string program = this_program();
   char dir_template[] = "/tmp/hreduce-validate-XXXXXX";
   const char* dir = mkdtemp(dir_template);
@@ -178,7 +212,7 @@ int validate(const Request& given, bool quick, const std::optional<std::string>&
   std::vector<PredictedRow> all;
   probe::Json::Array records;
   int index = 0;
-  for (const Measured& m : layouts_here()) {
+  for (const Measured& m : plan) {
     std::vector<PredictedRow> rows = measure(m, request, prices, node, program, dir, index++);
     if (rows.empty()) continue;
     std::printf("\nlayout %s%s%s:\n", to_string(m.layout).c_str(), m.variant.empty() ? "" : ", ",

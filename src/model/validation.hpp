@@ -22,6 +22,9 @@ struct ErrorSummary {
 ErrorSummary summarise_errors(const std::vector<PredictedRow>& rows);
 
 // Returns the process exit status (0, or 1 when no measurement ran).
-int validate(const Request& request, bool quick, const std::optional<std::string>& json_path);
+// `layouts`: "NxPxT[-zc],..." in place of the four layouts above (on a
+// machine with more cores, the layouts that show its scale).
+int validate(const Request& request, bool quick, const std::optional<std::string>& json_path,
+             const std::optional<std::string>& layouts = std::nullopt);
 
 }  // namespace hreduce::detail::model
