@@ -3,9 +3,6 @@
 // text for people. Code that relays failures (between members, through a
 // node's shared segment, in MPI messages) passes the value, and the member
 // that finally throws picks the exception class from the kind alone.
-//
-// Failures that still travel as plain text keep their kind as a two-byte
-// mark inside it; throw_marked strips every mark, so what() never shows one.
 #pragma once
 
 #include <string>
@@ -37,19 +34,7 @@ struct Failure {
   }
 };
 
-inline constexpr char kKindMark = '\x1e';  // ASCII record separator: no message holds one
-
-inline std::string marked(ErrorKind kind, std::string_view text) {
-  std::string s{kKindMark, static_cast<char>(kind)};
-  return s.append(text);
-}
-
-inline ErrorKind kind_of(const Error& e) { return e.kind(); }
-
 inline Failure failure_of(const Error& e) { return Failure::of(e.kind(), e.what()); }
-
-// e's text with its class, for relaying.
-inline std::string marked(const Error& e) { return marked(kind_of(e), e.what()); }
 
 // Null, except in test builds that reword every failure message as it is
 // thrown (tests/mpi_dropin's reworded library): what branches on a failure
@@ -78,37 +63,6 @@ inline std::string (*reword_failure_text)(const std::string& text) = nullptr;
 // stays one, whatever else broke it is unusable.
 inline ErrorKind when_broken(ErrorKind kind) {
   return kind == ErrorKind::transport ? kind : ErrorKind::unusable;
-}
-
-// `f` as marked text, for the layer that still relays text
-// (the node segment's broken-node text): the kind first.
-inline std::string marked(const Failure& f) { return f ? marked(f.kind, f.text) : std::string(); }
-
-// Marked text back as a value: the kind of its first mark (else
-// `fallback`), the marks removed; "" is no failure.
-inline Failure unmarked(std::string_view text, ErrorKind fallback) {
-  if (text.empty()) return Failure::none();
-  Failure f = Failure::of(fallback, {});
-  bool found = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != kKindMark) {
-      f.text += text[i];
-    } else if (++i < text.size() && !found) {  // a text cut short may end in half a mark
-      f.kind = static_cast<ErrorKind>(text[i]);
-      found = true;
-    }
-  }
-  return f;
-}
-
-// Throws `text` as the class of its first mark (else `fallback`), with the
-// marks removed. `team_unusable`: the team broke, so whatever the cause,
-// the class says so (a transport failure stays one).
-[[noreturn]] inline void throw_marked(std::string_view text, ErrorKind fallback,
-                                      bool team_unusable = false) {
-  Failure f = unmarked(text, fallback);
-  if (team_unusable && f.kind != ErrorKind::transport) f.kind = ErrorKind::unusable;
-  throw_error(f.kind, f.text);
 }
 
 // How a broken team's messages end. Every later call repeats that the team

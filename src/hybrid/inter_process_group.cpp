@@ -156,8 +156,8 @@ void InterProcessGroup::placed(const Topology& topology, const Placement& placem
   const std::string mine = std::to_string(placement.members()) + " member(s) on PU " +
                            pu_list(placement.pu_of_member) + " (process bound to PU " +
                            pu_list(process_pus(topology)) + ")";
-  const std::string failure = node_->describe(mine).text;
-  if (!failure.empty()) throw_marked("Team: " + failure, ErrorKind::transport);
+  const Failure failure = node_->describe(mine);
+  if (failure) throw_error(ErrorKind::transport, "Team: " + failure.text);
 }
 
 void* InterProcessGroup::allocate_shared(std::size_t bytes) {

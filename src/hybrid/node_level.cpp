@@ -106,7 +106,8 @@ bool HybridCall::alone_on_one_node() {
   const std::string problem =
       member_problem(call_, me_.global_rank, total(), me_.team.options.collectives);
   if (call_.step != nullptr && call_.step->relayed != nullptr) {
-    problem_ = unmarked(problem, ErrorKind::argument);  // worded by the caller already
+    // Worded by the caller already.
+    problem_ = problem.empty() ? Failure::none() : Failure::of(ErrorKind::argument, problem);
   } else if (!problem.empty()) {
     problem_ =
         Failure::of(ErrorKind::argument, std::string(to_string(kind)) + ": member " +

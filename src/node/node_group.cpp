@@ -169,10 +169,10 @@ void NodeGroup::throw_broken() const {
     cpu_relax();
   }
   abandon();
-  throw_marked(broken_team_message(
-                   to_string(kind_),
-                   std::string_view(h.broken_text, strnlen(h.broken_text, sizeof h.broken_text))),
-               ErrorKind::unusable, true);
+  throw_error(ErrorKind::unusable,
+              broken_team_message(
+                  to_string(kind_),
+                  std::string_view(h.broken_text, strnlen(h.broken_text, sizeof h.broken_text))));
 }
 
 void NodeGroup::break_node(const std::string& text) const {
@@ -183,7 +183,7 @@ void NodeGroup::break_node(const std::string& text) const {
     h.broken.store(2, std::memory_order_release);
   }
   abandon();
-  throw_marked(with_way_back(text), ErrorKind::unusable, true);
+  throw_error(ErrorKind::unusable, with_way_back(text));
 }
 
 void NodeGroup::restart() {
