@@ -45,10 +45,6 @@ struct alignas(128) SharedSleepers {
   std::atomic<int> count{0};
 };
 
-inline std::uint32_t* futex_word(const std::atomic<std::uint64_t>& word) {
-  return reinterpret_cast<std::uint32_t*>(const_cast<std::atomic<std::uint64_t>*>(&word));
-}
-
 inline void futex_wake_all(const std::atomic<std::uint64_t>& word) {
   syscall(SYS_futex, futex_word(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
