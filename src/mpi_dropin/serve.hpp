@@ -48,6 +48,6 @@ int count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void
 
 // A nonblocking reduction, handed on to MPI (not served yet): counted and,
 // with HREDUCE_MPI_VERBOSE, reported by its name.
-void nonblocking(const char* name);
+void nonblocking(const char* name, CollectiveKind kind);
 
 }  // namespace hreduce::detail::mpi_dropin
