@@ -12,9 +12,18 @@ namespace hreduce::detail::mpi_dropin {
 namespace {
 
 constexpr const char* kNames[kMpiFunctions] = {
-    "MPI_Allreduce",  "MPI_Reduce",  "MPI_Reduce_scatter",  "MPI_Reduce_scatter_block",
-    "MPI_Scan",       "MPI_Exscan",  "MPI_Iallreduce",      "MPI_Ireduce",
-    "MPI_Ireduce_scatter", "MPI_Ireduce_scatter_block", "MPI_Iscan", "MPI_Iexscan",
+    "MPI_Allreduce",
+    "MPI_Reduce",
+    "MPI_Reduce_scatter",
+    "MPI_Reduce_scatter_block",
+    "MPI_Scan",
+    "MPI_Exscan",
+    "MPI_Iallreduce",
+    "MPI_Ireduce",
+    "MPI_Ireduce_scatter",
+    "MPI_Ireduce_scatter_block",
+    "MPI_Iscan",
+    "MPI_Iexscan",
 };
 
 std::size_t index_of(MpiFunction function) { return static_cast<std::size_t>(function); }
@@ -56,7 +65,8 @@ void say_once(const std::string& line) {
   static std::mutex mutex;
   static std::set<std::string> said;
   std::lock_guard lock(mutex);
-  if (said.insert(line).second) std::fprintf(stderr, "hreduce: process %d: %s\n", world_rank(), line.c_str());
+  if (said.insert(line).second)
+    std::fprintf(stderr, "hreduce: process %d: %s\n", world_rank(), line.c_str());
 }
 
 void count_handed_on(MpiFunction function) {
@@ -69,19 +79,6 @@ void count_handed_on(MpiFunction function) {
 }  // namespace
 
 const char* mpi_name(MpiFunction function) { return kNames[index_of(function)]; }
-
-MpiFunction mpi_function(CollectiveKind kind, bool nonblocking) {
-  switch (kind) {
-    case CollectiveKind::reduce: return nonblocking ? MpiFunction::ireduce : MpiFunction::reduce;
-    case CollectiveKind::reduce_scatter:
-      return nonblocking ? MpiFunction::ireduce_scatter : MpiFunction::reduce_scatter;
-    case CollectiveKind::reduce_scatter_block:
-      return nonblocking ? MpiFunction::ireduce_scatter_block : MpiFunction::reduce_scatter_block;
-    case CollectiveKind::scan: return nonblocking ? MpiFunction::iscan : MpiFunction::scan;
-    case CollectiveKind::exscan: return nonblocking ? MpiFunction::iexscan : MpiFunction::exscan;
-    default: return nonblocking ? MpiFunction::iallreduce : MpiFunction::allreduce;
-  }
-}
 
 void count_in(ServedTally& tally) {
   thread_local TallyOwner owner;

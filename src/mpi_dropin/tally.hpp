@@ -32,8 +32,21 @@ inline constexpr std::size_t kMpiFunctions = 12;
 
 // "MPI_Allreduce" and the like, as the C binding spells it.
 const char* mpi_name(MpiFunction function);
-// The blocking or nonblocking function that makes a `kind` call.
-MpiFunction mpi_function(CollectiveKind kind, bool nonblocking = false);
+// The blocking or nonblocking function that makes a `kind` call. Inline:
+// every served call asks, and a call into the library's other file went
+// through the PLT.
+constexpr MpiFunction mpi_function(CollectiveKind kind, bool nonblocking = false) {
+  switch (kind) {
+    case CollectiveKind::reduce: return nonblocking ? MpiFunction::ireduce : MpiFunction::reduce;
+    case CollectiveKind::reduce_scatter:
+      return nonblocking ? MpiFunction::ireduce_scatter : MpiFunction::reduce_scatter;
+    case CollectiveKind::reduce_scatter_block:
+      return nonblocking ? MpiFunction::ireduce_scatter_block : MpiFunction::reduce_scatter_block;
+    case CollectiveKind::scan: return nonblocking ? MpiFunction::iscan : MpiFunction::scan;
+    case CollectiveKind::exscan: return nonblocking ? MpiFunction::iexscan : MpiFunction::exscan;
+    default: return nonblocking ? MpiFunction::iallreduce : MpiFunction::allreduce;
+  }
+}
 
 // Calls served by one thread. Only that thread writes it, with a plain load
 // and store: a locked add on every call is a full barrier on x86, which
