@@ -17,7 +17,9 @@
 //              eager send does: at most kNodeSlots - 2 operations past the
 //              last one that some process waited in and compared (each
 //              publishes that operation's number; a reduce's root compares
-//              every time), else it waits once and compares. Nobody can
+//              every time), else it looks at those numbers and runs on if
+//              they leave it half the slots, else it waits once and
+//              compares. Nobody can
 //              tell it about a failure of such an operation in time, so the
 //              processes that did wait mark the node broken (the team is
 //              then unusable, as inside one process: docs/api.md) and it
@@ -185,7 +187,10 @@ bool NodeGroup::recently_compared(std::uint64_t op) {
     if (q == rank_) continue;
     compared_ = std::max(compared_, area(q).compared.load(std::memory_order_relaxed));
   }
-  return op - compared_ < kNodeSlots - 1;
+  // Little room gained: wait and compare this once instead. Looking again
+  // at every call, one more call's room each time, took the line from the
+  // receiver on each of its calls, whose next store then waited for it.
+  return op - compared_ < kNodeSlots / 2;
 }
 
 Failure NodeGroup::compare_announcements(const NodeCallInfo& info) {
