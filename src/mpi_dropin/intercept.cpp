@@ -243,11 +243,8 @@ bool empty_block_done(MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   return true;
 }
 
-// Not inlined into the C entry points: built in place, its arguments and
-// the PMPI call's captures came before the empty block's test.
-[[gnu::noinline]] int count_call(const char* name, CollectiveKind kind, CountCall pmpi,
-                                 const void* send, void* recv, int count, MPI_Datatype type,
-                                 MPI_Op op, MPI_Comm comm) {
+int count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void* send, void* recv,
+               int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (kind == CollectiveKind::reduce_scatter_block && count == 0 &&
       empty_block_done(type, op, comm)) {
     return MPI_SUCCESS;
@@ -292,11 +289,18 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
                     datatype, op, comm);
 }
 
+// Not inlined into MPI_Reduce_scatter_block: there, the call's arguments
+// and the PMPI call's captures were built before the empty block's test.
+[[gnu::noinline]] static int block_call(const void* sendbuf, void* recvbuf, int recvcount,
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return count_call("MPI_Reduce_scatter_block", CollectiveKind::reduce_scatter_block,
+                    &PMPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (recvcount == 0 && empty_block_done(datatype, op, comm)) return MPI_SUCCESS;
-  return count_call("MPI_Reduce_scatter_block", CollectiveKind::reduce_scatter_block,
-                    &PMPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm);
+  return block_call(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,

@@ -43,6 +43,10 @@
 
 namespace hreduce::detail {
 
+// Payloads up to this many bytes make a call that costs about a line's
+// trip between cores (recently_compared).
+constexpr std::size_t kNodeLinePayload = 64;
+
 // (__builtin_prefetch wants the read/write choice as a constant.)
 template <int kWrite>
 void NodeGroup::prefetch_slot(const Slot& slot, std::size_t payload_bytes) {
@@ -142,7 +146,8 @@ Failure NodeGroup::announce_and_agree(const NodeCallInfo& info, const Announceme
   const std::uint64_t op = ++ops_;
   if (op >= kNodeSlots && everyone_announced_ < op - kNodeSlots + 1) wait_for_slot(op);
   const int s = static_cast<int>(op % kNodeSlots);
-  const bool runs_ahead = a.contributes_only && run_ahead_ && recently_compared(op);
+  const bool runs_ahead =
+      a.contributes_only && run_ahead_ && recently_compared(op, a.payload_bytes);
   Slot& mine = area(rank_).slot[s];
   write_announcement(mine, info, a, runs_ahead);
   publish(mine.seq, op);
@@ -179,7 +184,7 @@ bool NodeGroup::all_agree(int s) const {
   return agreed;
 }
 
-bool NodeGroup::recently_compared(std::uint64_t op) {
+bool NodeGroup::recently_compared(std::uint64_t op, std::size_t payload_bytes) {
   if (op - compared_ < kNodeSlots - 1) return true;
   // A process that receives (a reduce's root, the last of a scan) compares
   // on every operation: one look at its word usually lets this one go on.
@@ -187,10 +192,15 @@ bool NodeGroup::recently_compared(std::uint64_t op) {
     if (q == rank_) continue;
     compared_ = std::max(compared_, area(q).compared.load(std::memory_order_relaxed));
   }
-  // Little room gained: wait and compare this once instead. Looking again
+  // A call that costs little more than moving a line between cores: with
+  // little room gained, wait and compare this once instead. Looking again
   // at every call, one more call's room each time, took the line from the
-  // receiver on each of its calls, whose next store then waited for it.
-  return op - compared_ < kNodeSlots / 2;
+  // receiver on each of its calls, whose next store then waited for it
+  // (15 % of a 4 B call). A longer call would rather pay that than wait
+  // for the receiver to work through every call queued (60 % of a 4 KiB
+  // call).
+  const std::uint64_t room = payload_bytes <= kNodeLinePayload ? kNodeSlots / 2 : kNodeSlots - 1;
+  return op - compared_ < room;
 }
 
 Failure NodeGroup::compare_announcements(const NodeCallInfo& info) {
