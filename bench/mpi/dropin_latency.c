@@ -8,13 +8,14 @@
  * the averages (Open MPI's over hreduce's).
  *
  *   dropin_latency [--max-bytes B] [--min-time-ms T] [--collectives LIST]
+ *                  [--back-to-back]
  *
- * LIST: comma-separated names from allreduce, reduce, reduce_scatter_block,
- * scan, exscan, each matched whole (default: all).
+ * LIST: comma-separated names from allreduce, reduce, reduce_scatter,
+ * reduce_scatter_block, scan, exscan, each matched whole (default: all).
  *
  * Sizes go from 4 B to 4 MiB per rank (×4), MPI_FLOAT and MPI_SUM. First,
  * the cost of a communicator's first calls, where the library builds its
- * team. */
+ * team. --back-to-back times MPI_X alone instead, call after call (below). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,9 @@
 
 #include "src/cli/byte_size.h"
 
-enum Coll { ALLREDUCE, REDUCE, REDUCE_SCATTER_BLOCK, SCAN, EXSCAN, NCOLL };
-static const char* names[] = {"allreduce", "reduce", "reduce_scatter_block", "scan", "exscan"};
+enum Coll { ALLREDUCE, REDUCE, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, SCAN, EXSCAN, NCOLL };
+static const char* names[] = {"allreduce", "reduce", "reduce_scatter", "reduce_scatter_block",
+                              "scan",      "exscan"};
 
 static int call(int coll, int ours, const float* in, float* out, int count, MPI_Comm comm) {
   int size;
@@ -39,6 +41,13 @@ static int call(int coll, int ours, const float* in, float* out, int count, MPI_
       const int block = count / size > 0 ? count / size : 1;
       return ours ? MPI_Reduce_scatter_block(in, out, block, MPI_FLOAT, MPI_SUM, comm)
                   : PMPI_Reduce_scatter_block(in, out, block, MPI_FLOAT, MPI_SUM, comm);
+    }
+    case REDUCE_SCATTER: {
+      /* Blocks as the block form's, the same on every call. */
+      static int counts[1024];
+      for (int r = 0; r < size && r < 1024; ++r) counts[r] = count / size > 0 ? count / size : 1;
+      return ours ? MPI_Reduce_scatter(in, out, counts, MPI_FLOAT, MPI_SUM, comm)
+                  : PMPI_Reduce_scatter(in, out, counts, MPI_FLOAT, MPI_SUM, comm);
     }
     case SCAN:
       return ours ? MPI_Scan(in, out, count, MPI_FLOAT, MPI_SUM, comm)
@@ -99,14 +108,21 @@ typedef struct {
   long max_bytes;
   double min_seconds;
   int wanted[NCOLL];
+  int back_to_back;
 } Options;
 
 /* Reads the options into *o; 0 after rank 0 said what was wrong. */
 static int parse_options(int argc, char** argv, int rank, Options* o) {
   o->max_bytes = 4L << 20;
   o->min_seconds = 0.2;
+  o->back_to_back = 0;
   const char* only = NULL;
-  for (int a = 1; a + 1 < argc; a += 2) {
+  for (int a = 1; a < argc; ++a) {
+    if (strcmp(argv[a], "--back-to-back") == 0) {
+      o->back_to_back = 1;
+      continue;
+    }
+    if (a + 1 == argc) break;
     if (strcmp(argv[a], "--max-bytes") == 0) {
       size_t bytes = 0;
       if (!hreduce_parse_byte_count(argv[a + 1], &bytes) || bytes < 4 || bytes > (256UL << 20)) {
@@ -120,12 +136,13 @@ static int parse_options(int argc, char** argv, int rank, Options* o) {
     }
     if (strcmp(argv[a], "--min-time-ms") == 0) o->min_seconds = atof(argv[a + 1]) / 1000;
     if (strcmp(argv[a], "--collectives") == 0) only = argv[a + 1];
+    ++a;
   }
   const char* unknown = chosen(only, o->wanted);
   if (unknown != NULL && rank == 0) {
     fprintf(stderr,
             "dropin_latency: --collectives: '%s' is not one of allreduce, reduce, "
-            "reduce_scatter_block, scan, exscan\n",
+            "reduce_scatter, reduce_scatter_block, scan, exscan\n",
             unknown);
   }
   return unknown == NULL;
@@ -155,6 +172,71 @@ static void print_first_calls(const float* in, float* out, int rank) {
   }
 }
 
+/* The back-to-back loop (--back-to-back), as the widely used third-party
+ * micro-benchmarks time a collective: `iterations` calls of MPI_X, root 0,
+ * on the same buffers, with no barrier between them, so that a process
+ * that may leave a call early (a reduce's non-root) starts the next one at
+ * once. A rank's time is its mean per call; a row gives the average,
+ * minimum and maximum over the ranks. The same program runs with and
+ * without the library preloaded (dropin_latency.sh --back-to-back), so the
+ * calls are MPI_X here, never PMPI_X. Sizes: the send buffer's bytes, ×2
+ * from 4 B; a scatter's block is that over the processes, rounded down (4 B
+ * on 2 processes: 0 elements each, as those benchmarks call it). */
+static int back_to_back_call(int coll, const float* in, float* out, int count, const int* counts,
+                             MPI_Comm comm) {
+  switch (coll) {
+    case ALLREDUCE: return MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, comm);
+    case REDUCE: return MPI_Reduce(in, out, count, MPI_FLOAT, MPI_SUM, 0, comm);
+    case REDUCE_SCATTER: return MPI_Reduce_scatter(in, out, counts, MPI_FLOAT, MPI_SUM, comm);
+    case REDUCE_SCATTER_BLOCK:
+      return MPI_Reduce_scatter_block(in, out, counts[0], MPI_FLOAT, MPI_SUM, comm);
+    case SCAN: return MPI_Scan(in, out, count, MPI_FLOAT, MPI_SUM, comm);
+    default: return MPI_Exscan(in, out, count, MPI_FLOAT, MPI_SUM, comm);
+  }
+}
+
+static void back_to_back(const Options* o, const float* in, float* out, int rank, int size) {
+  if (rank == 0) {
+    printf("%-22s %10s %10s %10s %10s %10s\n", "# back-to-back", "bytes", "avg us", "min us",
+           "max us", "calls");
+  }
+  int* counts = malloc(sizeof(int) * (size_t)size);
+  for (int c = 0; c < NCOLL; ++c) {
+    if (!o->wanted[c]) continue;
+    for (long bytes = 4; bytes <= o->max_bytes; bytes *= 2) {
+      const int count = (int)(bytes / 4);
+      /* reduce_scatter: the remainder to the first blocks; the block form:
+       * the same rounded-down block everywhere. */
+      for (int r = 0; r < size; ++r) {
+        counts[r] = count / size + (c == REDUCE_SCATTER && r < count % size);
+      }
+      /* Some 10 ms of calls or more at the rates seen here (16 GB/s for
+       * long vectors), within [100, 20000]; the warm-up also lets the
+       * library build its team on the first cell. */
+      long iterations = (256L << 20) / bytes;
+      iterations = iterations < 100 ? 100 : iterations > 20000 ? 20000 : iterations;
+      const long skip = iterations / 10 + 20;
+      for (long i = 0; i < skip; ++i) back_to_back_call(c, in, out, count, counts, MPI_COMM_WORLD);
+      PMPI_Barrier(MPI_COMM_WORLD);
+      const double start = MPI_Wtime();
+      for (long i = 0; i < iterations; ++i) {
+        back_to_back_call(c, in, out, count, counts, MPI_COMM_WORLD);
+      }
+      const double mine = (MPI_Wtime() - start) / (double)iterations;
+      double sum = 0, least = 0, most = 0;
+      PMPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+      PMPI_Reduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+      PMPI_Reduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      if (rank == 0) {
+        printf("%-22s %10ld %10.3f %10.3f %10.3f %10ld\n", names[c], bytes, sum / size * 1e6,
+               least * 1e6, most * 1e6, iterations);
+        fflush(stdout);
+      }
+    }
+  }
+  free(counts);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -172,6 +254,13 @@ int main(int argc, char** argv) {
   float* in = malloc(sizeof(float) * (size_t)max_count);
   float* out = malloc(sizeof(float) * (size_t)max_count);
   for (int i = 0; i < max_count; ++i) in[i] = (float)((rank + i) % 7);
+  if (options.back_to_back) {
+    back_to_back(&options, in, out, rank, size);
+    free(in);
+    free(out);
+    MPI_Finalize();
+    return 0;
+  }
 
   print_first_calls(in, out, rank);
   if (rank == 0) {
@@ -182,7 +271,8 @@ int main(int argc, char** argv) {
   for (int c = 0; c < NCOLL; ++c) {
     if (!wanted[c]) continue;
     for (long bytes = 4; bytes <= max_bytes; bytes *= 4) {
-      const int count = (int)(bytes / 4) * (c == REDUCE_SCATTER_BLOCK ? size : 1);
+      const int count =
+          (int)(bytes / 4) * (c == REDUCE_SCATTER_BLOCK || c == REDUCE_SCATTER ? size : 1);
       for (int w = 0; w < 5; ++w) { /* warm-up, both sides */
         call(c, 1, in, out, count, MPI_COMM_WORLD);
         call(c, 0, in, out, count, MPI_COMM_WORLD);

@@ -49,4 +49,14 @@ grep -q "'scatter' is not one of" "${TEST_TMPDIR:-/tmp}/err" || {
   echo "no message naming 'scatter'"
   exit 1
 }
+# The back-to-back loop: a row per collective and size (x2 from 4 B), the
+# average within the ranks' minimum and maximum; a block of 0 elements too.
+loop=$(run --back-to-back --collectives reduce,reduce_scatter,reduce_scatter_block)
+echo "$loop"
+for c in reduce reduce_scatter reduce_scatter_block; do
+  sizes=$(echo "$loop" | awk -v c=$c '$1 == c && NF == 6 {print $2}' | tr '\n' ' ')
+  [ "$sizes" = "4 8 16 32 64 " ] || { echo "back-to-back $c sizes: $sizes"; exit 1; }
+done
+bad=$(echo "$loop" | awk 'NF == 6 && $1 !~ /^#/ && !($4 <= $3 && $3 <= $5 && $6 >= 100)')
+[ -z "$bad" ] || { echo "back-to-back rows out of order:"; echo "$bad"; exit 1; }
 echo "all checks passed"

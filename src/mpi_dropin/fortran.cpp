@@ -111,8 +111,9 @@ void reduce_scatter(const void* s, void* r, const MPI_Fint* counts, const MPI_Fi
 // (handles converted, the request handed back), counted and reported as the
 // C ones are (intercept.cpp).
 template <class Start>
-void hand_on(const char* name, MPI_Fint* request, MPI_Fint* ierror, Start&& start) {
-  mpi_dropin::nonblocking(name);
+void hand_on(const char* name, CollectiveKind kind, MPI_Fint* request, MPI_Fint* ierror,
+             Start&& start) {
+  mpi_dropin::nonblocking(name, kind);
   MPI_Request r = MPI_REQUEST_NULL;
   const int rc = start(&r);
   if (rc == MPI_SUCCESS) *request = PMPI_Request_c2f(r);
@@ -121,7 +122,7 @@ void hand_on(const char* name, MPI_Fint* request, MPI_Fint* ierror, Start&& star
 
 void iallreduce(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
                 const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror) {
-  hand_on("MPI_IALLREDUCE", request, ierror, [&](MPI_Request* q) {
+  hand_on("MPI_IALLREDUCE", CollectiveKind::allreduce, request, ierror, [&](MPI_Request* q) {
     return PMPI_Iallreduce(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type), PMPI_Op_f2c(*op),
                            PMPI_Comm_f2c(*comm), q);
   });
@@ -129,7 +130,7 @@ void iallreduce(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* t
 
 void iscan(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type, const MPI_Fint* op,
            const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror) {
-  hand_on("MPI_ISCAN", request, ierror, [&](MPI_Request* q) {
+  hand_on("MPI_ISCAN", CollectiveKind::scan, request, ierror, [&](MPI_Request* q) {
     return PMPI_Iscan(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type), PMPI_Op_f2c(*op),
                       PMPI_Comm_f2c(*comm), q);
   });
@@ -137,7 +138,7 @@ void iscan(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type, 
 
 void iexscan(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
              const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror) {
-  hand_on("MPI_IEXSCAN", request, ierror, [&](MPI_Request* q) {
+  hand_on("MPI_IEXSCAN", CollectiveKind::exscan, request, ierror, [&](MPI_Request* q) {
     return PMPI_Iexscan(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type), PMPI_Op_f2c(*op),
                         PMPI_Comm_f2c(*comm), q);
   });
@@ -146,25 +147,28 @@ void iexscan(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type
 void ireduce_scatter_block(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
                            const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* request,
                            MPI_Fint* ierror) {
-  hand_on("MPI_IREDUCE_SCATTER_BLOCK", request, ierror, [&](MPI_Request* q) {
-    return PMPI_Ireduce_scatter_block(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type),
-                                      PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), q);
-  });
+  hand_on("MPI_IREDUCE_SCATTER_BLOCK", CollectiveKind::reduce_scatter_block, request, ierror,
+          [&](MPI_Request* q) {
+            return PMPI_Ireduce_scatter_block(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type),
+                                              PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), q);
+          });
 }
 
 void ireduce_scatter(const void* s, void* r, const MPI_Fint* counts, const MPI_Fint* type,
                      const MPI_Fint* op, const MPI_Fint* comm, MPI_Fint* request,
                      MPI_Fint* ierror) {
-  hand_on("MPI_IREDUCE_SCATTER", request, ierror, [&](MPI_Request* q) {
-    return PMPI_Ireduce_scatter(c_send(s), c_recv(r), reinterpret_cast<const int*>(counts),
-                                PMPI_Type_f2c(*type), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), q);
-  });
+  hand_on("MPI_IREDUCE_SCATTER", CollectiveKind::reduce_scatter, request, ierror,
+          [&](MPI_Request* q) {
+            return PMPI_Ireduce_scatter(c_send(s), c_recv(r), reinterpret_cast<const int*>(counts),
+                                        PMPI_Type_f2c(*type), PMPI_Op_f2c(*op),
+                                        PMPI_Comm_f2c(*comm), q);
+          });
 }
 
 void ireduce(const void* s, void* r, const MPI_Fint* count, const MPI_Fint* type,
              const MPI_Fint* op, const MPI_Fint* root, const MPI_Fint* comm, MPI_Fint* request,
              MPI_Fint* ierror) {
-  hand_on("MPI_IREDUCE", request, ierror, [&](MPI_Request* q) {
+  hand_on("MPI_IREDUCE", CollectiveKind::reduce, request, ierror, [&](MPI_Request* q) {
     return PMPI_Ireduce(c_send(s), c_recv(r), *count, PMPI_Type_f2c(*type), PMPI_Op_f2c(*op), *root,
                         PMPI_Comm_f2c(*comm), q);
   });

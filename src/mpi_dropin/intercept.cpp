@@ -21,6 +21,7 @@
 #include "src/mpi_dropin/datatypes.hpp"
 #include "src/mpi_dropin/error_text.hpp"
 #include "src/mpi_dropin/serve.hpp"
+#include "src/mpi_dropin/tally.hpp"
 #include "src/mpi_dropin/teams.hpp"
 
 namespace hreduce::detail::mpi_dropin {
@@ -105,9 +106,20 @@ struct ThisThread {
   ServedTally tally;
 };
 
-void count_served(ServedTally& tally) {
+void count_served(ServedTally& tally, CollectiveKind kind) {
   if (!tally.counted) count_in(tally);
-  tally.add();
+  tally.add(mpi_function(kind));
+}
+
+// A reduce_scatter whose counts are all 0: every process passes the same
+// counts, so each sees alone that there is nothing to agree on or move,
+// and MPI lets the call return at once, as Open MPI's does.
+bool nothing_to_do(const Args& a, int size) {
+  if (a.kind != CollectiveKind::reduce_scatter) return false;
+  for (int r = 0; r < size; ++r) {
+    if (a.recvcounts[r] != 0) return false;
+  }
+  return true;
 }
 
 // The call on `team`, with its combiner, once found: through the lean path
@@ -130,6 +142,7 @@ int serve_on(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
     }
     return report(a.comm, problem, std::string(a.name) + ": invalid argument on this process");
   }
+  if (nothing_to_do(a, size)) return MPI_SUCCESS;
   const std::size_t per = combiner.per_element();
   const bool in_place = a.send == MPI_IN_PLACE;
   const void* in = in_place ? a.recv : a.send;
@@ -154,14 +167,19 @@ int serve_on(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
   return MPI_SUCCESS;
 }
 
-}  // namespace
-
-int serve(const Args& a, PmpiCall pmpi) {
+ThisThread& this_thread() {
   // Initial-exec: read at a fixed offset from the thread pointer, where the
   // default model for a shared library called __tls_get_addr at each use.
   // Its few bytes fit the room glibc keeps for such variables in libraries
   // opened later (dlopen).
   [[gnu::tls_model("initial-exec")]] thread_local ThisThread here;
+  return here;
+}
+
+}  // namespace
+
+int serve(const Args& a, PmpiCall pmpi) {
+  ThisThread& here = this_thread();
   Recent& recent = here.recent;
   try {
     // The repeated call: everything else below was settled when this
@@ -170,20 +188,20 @@ int serve(const Args& a, PmpiCall pmpi) {
     if (recent.comm == a.comm && recent.type == a.type && recent.op == a.op &&
         recent.generation == teams_generation() && recent.combiner != nullptr) [[likely]] {
       const int code = serve_on(a, *recent.combiner, recent.team, recent.lone);
-      if (code == MPI_SUCCESS) count_served(here.tally);
+      if (code == MPI_SUCCESS) count_served(here.tally, a.kind);
       return code;
     }
     recent = {};
     if (!settings().enabled) return pmpi();
     if (a.comm == MPI_COMM_NULL) {
-      handed_on(a.name, "MPI_COMM_NULL");
+      handed_on(mpi_function(a.kind), a.name, "MPI_COMM_NULL");
       return pmpi();
     }
     const unsigned generation = teams_generation();
     std::optional<Combiner> fresh;
     const Combiner& combiner = combiner_for(a.op, a.type, fresh);
     if (!combiner.why_not().empty()) {
-      handed_on(a.name, combiner.why_not());
+      handed_on(mpi_function(a.kind), a.name, combiner.why_not());
       return pmpi();
     }
     std::string why;
@@ -191,15 +209,15 @@ int serve(const Args& a, PmpiCall pmpi) {
     Team* team = team_for(a.comm, why, lone);
     if (team == nullptr) {
       if (why.empty()) {
-        handed_on_during_warmup();
+        handed_on_during_warmup(mpi_function(a.kind));
       } else {
-        handed_on(a.name, why);
+        handed_on(mpi_function(a.kind), a.name, why);
       }
       return pmpi();
     }
     if (!fresh) recent = {a.comm, a.type, a.op, generation, &combiner, team, lone};
     const int code = serve_on(a, combiner, team, lone);
-    if (code == MPI_SUCCESS) count_served(here.tally);
+    if (code == MPI_SUCCESS) count_served(here.tally, a.kind);
     return code;
   } catch (const Error& e) {
     return report(a.comm, class_of(e), e.what());
@@ -210,14 +228,36 @@ int serve(const Args& a, PmpiCall pmpi) {
   }
 }
 
+bool empty_block_done(MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  // A block of no elements is that on every process (MPI wants the same
+  // count everywhere), so the call has nothing to agree on or move: it
+  // returns at once, as Open MPI's does, where serving it synchronised
+  // the processes at many times Open MPI's cost. Null handles still go the
+  // way that reports them.
+  // Kept here: settings() is in another file, a call through the PLT.
+  static const bool enabled = settings().enabled;
+  if (comm == MPI_COMM_NULL || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL || !enabled) {
+    return false;
+  }
+  count_served(this_thread().tally, CollectiveKind::reduce_scatter_block);
+  return true;
+}
+
 int count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void* send, void* recv,
                int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (kind == CollectiveKind::reduce_scatter_block && count == 0 &&
+      empty_block_done(type, op, comm)) {
+    return MPI_SUCCESS;
+  }
   const Args a{name, kind, send, recv, count, nullptr, type, op, 0, comm};
   return serve(a, [&] { return pmpi(send, recv, count, type, op, comm); });
 }
 
-void nonblocking(const char* name) {
-  if (settings().enabled) handed_on(name, "nonblocking, not served yet (Open MPI's own runs it)");
+void nonblocking(const char* name, CollectiveKind kind) {
+  if (settings().enabled) {
+    handed_on(mpi_function(kind, true), name,
+              "nonblocking, not served yet (Open MPI's own runs it)");
+  }
 }
 
 }  // namespace hreduce::detail::mpi_dropin
@@ -225,6 +265,7 @@ void nonblocking(const char* name) {
 using hreduce::detail::CollectiveKind;
 using hreduce::detail::mpi_dropin::Args;
 using hreduce::detail::mpi_dropin::count_call;
+using hreduce::detail::mpi_dropin::empty_block_done;
 using hreduce::detail::mpi_dropin::nonblocking;
 using hreduce::detail::mpi_dropin::serve;
 
@@ -248,10 +289,18 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
                     datatype, op, comm);
 }
 
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+// Not inlined into MPI_Reduce_scatter_block: there, the call's arguments
+// and the PMPI call's captures were built before the empty block's test.
+[[gnu::noinline]] static int block_call(const void* sendbuf, void* recvbuf, int recvcount,
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return count_call("MPI_Reduce_scatter_block", CollectiveKind::reduce_scatter_block,
                     &PMPI_Reduce_scatter_block, sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (recvcount == 0 && empty_block_done(datatype, op, comm)) return MPI_SUCCESS;
+  return block_call(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -282,38 +331,38 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
 // HREDUCE_MPI_VERBOSE says so, and the summary counts them.
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Iallreduce");
+  nonblocking("MPI_Iallreduce", CollectiveKind::allreduce);
   return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Iscan");
+  nonblocking("MPI_Iscan", CollectiveKind::scan);
   return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Iexscan");
+  nonblocking("MPI_Iexscan", CollectiveKind::exscan);
   return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               MPI_Request* request) {
-  nonblocking("MPI_Ireduce_scatter_block");
+  nonblocking("MPI_Ireduce_scatter_block", CollectiveKind::reduce_scatter_block);
   return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
 int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Ireduce");
+  nonblocking("MPI_Ireduce", CollectiveKind::reduce);
   return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Ireduce_scatter");
+  nonblocking("MPI_Ireduce_scatter", CollectiveKind::reduce_scatter);
   return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 

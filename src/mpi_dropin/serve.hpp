@@ -46,8 +46,13 @@ using CountCall = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Com
 int count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void* send, void* recv,
                int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
+// A reduce_scatter_block of no elements, returned at once and counted as
+// served: true unless a null handle must go to PMPI to be reported or
+// interception is off.
+bool empty_block_done(MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+
 // A nonblocking reduction, handed on to MPI (not served yet): counted and,
 // with HREDUCE_MPI_VERBOSE, reported by its name.
-void nonblocking(const char* name);
+void nonblocking(const char* name, CollectiveKind kind);
 
 }  // namespace hreduce::detail::mpi_dropin

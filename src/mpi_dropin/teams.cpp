@@ -1,15 +1,16 @@
 #include "src/mpi_dropin/teams.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <set>
 #include <unordered_map>
 
 #include "hreduce/error.hpp"
 #include "src/common/environment.hpp"
 #include "src/hybrid/mpi_team.hpp"
+#include "src/mpi_dropin/tally.hpp"
 
 namespace hreduce::detail::mpi_dropin {
 namespace {
@@ -55,12 +56,7 @@ int finalize_all(MPI_Comm, int, void*, void*) {
     states.swap(registry());
   }
   for (auto& entry : states) delete entry.first;
-  if (settings().verbose) {
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::fprintf(stderr, "hreduce: process %d: %lu calls served, %lu handed on to PMPI\n", rank,
-                 served_calls(), counters().handed_on.load());
-  }
+  if (settings().verbose) print_summary();
   return MPI_SUCCESS;
 }
 
@@ -92,89 +88,6 @@ const Settings& settings() {
     return s;
   }();
   return s;
-}
-
-Counters& counters() {
-  static Counters c;
-  return c;
-}
-
-namespace {
-
-struct Tallies {
-  std::mutex mutex;
-  std::set<ServedTally*> live;
-  unsigned long ended = 0;  // of threads that have ended
-};
-Tallies& tallies() {
-  static Tallies* t = new Tallies;  // outlives every thread's exit
-  return *t;
-}
-
-// Takes a thread's tally out of the live ones when the thread ends.
-struct TallyOwner {
-  ServedTally* tally = nullptr;
-  ~TallyOwner() {
-    if (tally == nullptr) return;
-    std::lock_guard lock(tallies().mutex);
-    tallies().ended += tally->served.load(std::memory_order_relaxed);
-    tallies().live.erase(tally);
-  }
-};
-
-}  // namespace
-
-void count_in(ServedTally& tally) {
-  thread_local TallyOwner owner;
-  if (tally.counted) return;
-  std::lock_guard lock(tallies().mutex);
-  tallies().live.insert(&tally);
-  owner.tally = &tally;
-  tally.counted = true;
-}
-
-unsigned long served_calls() {
-  std::lock_guard lock(tallies().mutex);
-  unsigned long total = tallies().ended;
-  for (const ServedTally* t : tallies().live) total += t->served.load(std::memory_order_relaxed);
-  return total;
-}
-
-namespace {
-
-// Prints `line` after "hreduce: process R: ", the first time only.
-void say_once(const std::string& line) {
-  static std::mutex mutex;
-  static std::set<std::string> said;
-  std::lock_guard lock(mutex);
-  if (said.insert(line).second) {
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::fprintf(stderr, "hreduce: process %d: %s\n", rank, line.c_str());
-  }
-}
-
-void count_handed_on() {
-  counters().handed_on.fetch_add(1, std::memory_order_relaxed);
-  // A program whose calls all go to PMPI builds no team, yet gets its
-  // summary at MPI_Finalize.
-  if (settings().verbose) make_keyvals();
-}
-
-}  // namespace
-
-void handed_on(const char* call, const std::string& why) {
-  count_handed_on();
-  if (settings().verbose) say_once(std::string(call) + " handed to PMPI: " + why);
-}
-
-void handed_on_during_warmup() {
-  count_handed_on();
-  if (settings().verbose) {
-    say_once("calls handed to PMPI: warm-up (each communicator's first " +
-             std::to_string(settings().warmup) +
-             " calls, before its team is built; HREDUCE_MPI_WARMUP_CALLS)");
-  }
 }
 
 void prepare_summary() {

@@ -12,7 +12,6 @@
 
 #include <mpi.h>
 
-#include <atomic>
 #include <memory>
 #include <string>
 
@@ -32,33 +31,6 @@ struct Settings {
 };
 const Settings& settings();
 
-// Calls handed on by this process.
-struct Counters {
-  std::atomic<unsigned long> handed_on{0};
-};
-Counters& counters();
-
-// Calls served by one thread. Only that thread writes it, with a plain load
-// and store: a locked add on every call is a full barrier on x86, which
-// waited for the call's stores to reach the other core.
-struct ServedTally {
-  std::atomic<unsigned long> served{0};
-  bool counted = false;  // in served_calls() (count_in)
-  void add() {
-    served.store(served.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
-};
-// Makes served_calls() include `tally`, a thread_local of the calling
-// thread, until that thread ends, and what it counted after. Once per thread.
-void count_in(ServedTally& tally);
-// Calls served by every thread of this process so far.
-unsigned long served_calls();
-
-// Count a call that went to PMPI. With HREDUCE_MPI_VERBOSE, say once per
-// call and reason that `call` went to PMPI, and once per process that
-// calls went there during a communicator's warm-up.
-void handed_on(const char* call, const std::string& why);
-void handed_on_during_warmup();
 // With HREDUCE_MPI_VERBOSE, makes MPI_Finalize print this process's summary
 // even where no call was intercepted.
 void prepare_summary();

@@ -17,7 +17,9 @@
 //              eager send does: at most kNodeSlots - 2 operations past the
 //              last one that some process waited in and compared (each
 //              publishes that operation's number; a reduce's root compares
-//              every time), else it waits once and compares. Nobody can
+//              every time), else it looks at those numbers and runs on if
+//              they leave it half the slots, else it waits once and
+//              compares. Nobody can
 //              tell it about a failure of such an operation in time, so the
 //              processes that did wait mark the node broken (the team is
 //              then unusable, as inside one process: docs/api.md) and it
@@ -40,6 +42,10 @@
 #include "src/node/node_group.hpp"
 
 namespace hreduce::detail {
+
+// Payloads up to this many bytes make a call that costs about a line's
+// trip between cores (recently_compared).
+constexpr std::size_t kNodeLinePayload = 64;
 
 // (__builtin_prefetch wants the read/write choice as a constant.)
 template <int kWrite>
@@ -140,7 +146,8 @@ Failure NodeGroup::announce_and_agree(const NodeCallInfo& info, const Announceme
   const std::uint64_t op = ++ops_;
   if (op >= kNodeSlots && everyone_announced_ < op - kNodeSlots + 1) wait_for_slot(op);
   const int s = static_cast<int>(op % kNodeSlots);
-  const bool runs_ahead = a.contributes_only && run_ahead_ && recently_compared(op);
+  const bool runs_ahead =
+      a.contributes_only && run_ahead_ && recently_compared(op, a.payload_bytes);
   Slot& mine = area(rank_).slot[s];
   write_announcement(mine, info, a, runs_ahead);
   publish(mine.seq, op);
@@ -177,7 +184,7 @@ bool NodeGroup::all_agree(int s) const {
   return agreed;
 }
 
-bool NodeGroup::recently_compared(std::uint64_t op) {
+bool NodeGroup::recently_compared(std::uint64_t op, std::size_t payload_bytes) {
   if (op - compared_ < kNodeSlots - 1) return true;
   // A process that receives (a reduce's root, the last of a scan) compares
   // on every operation: one look at its word usually lets this one go on.
@@ -185,7 +192,15 @@ bool NodeGroup::recently_compared(std::uint64_t op) {
     if (q == rank_) continue;
     compared_ = std::max(compared_, area(q).compared.load(std::memory_order_relaxed));
   }
-  return op - compared_ < kNodeSlots - 1;
+  // A call that costs little more than moving a line between cores: with
+  // little room gained, wait and compare this once instead. Looking again
+  // at every call, one more call's room each time, took the line from the
+  // receiver on each of its calls, whose next store then waited for it
+  // (15 % of a 4 B call). A longer call would rather pay that than wait
+  // for the receiver to work through every call queued (60 % of a 4 KiB
+  // call).
+  const std::uint64_t room = payload_bytes <= kNodeLinePayload ? kNodeSlots / 2 : kNodeSlots - 1;
+  return op - compared_ < room;
 }
 
 Failure NodeGroup::compare_announcements(const NodeCallInfo& info) {

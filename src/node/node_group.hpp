@@ -265,8 +265,9 @@ class NodeGroup {
   [[noreturn]] void break_after_run_ahead(const NodeCallInfo& info, Failure failure, bool earlier);
   Failure disagreement(const NodeCallInfo& info) const;
   // Whether this process, or another that waited, compared an operation
-  // less than kNodeSlots - 1 before `op` (refreshing compared_).
-  bool recently_compared(std::uint64_t op);
+  // less than kNodeSlots - 1 before `op` (refreshing compared_ once that
+  // fails; then, for a payload of a line or less, less than kNodeSlots / 2).
+  bool recently_compared(std::uint64_t op, std::size_t payload_bytes);
   // Brings an announcement's lines (the first, and the payload's) into this
   // core's cache ahead of use.
   static constexpr int kForReading = 0, kForWriting = 1;

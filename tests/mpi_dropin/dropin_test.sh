@@ -37,6 +37,15 @@ else
     reported=$(grep -c "MPI_IALLREDUCE.*nonblocking, not served yet" "$log" || true)
     [ "$reported" -eq "$np" ] ||
       { echo "MPI_IALLREDUCE reported on $reported of $np processes"; exit 1; }
+    # Counted under the MPI function's name, as C's calls are.
+    counted=$(grep -c "^hreduce: process [0-9]*: MPI_Iallreduce 0 served, 1 handed on$" "$log" || true)
+    [ "$counted" -eq "$np" ] ||
+      { echo "MPI_Iallreduce's line on $counted of $np processes"; exit 1; }
+    counted=$(grep -c "^hreduce: process [0-9]*: MPI_Allreduce [1-9][0-9]* served" "$log" || true)
+    [ "$counted" -eq "$np" ] ||
+      { echo "MPI_Allreduce served on $counted of $np processes"; exit 1; }
+    ! grep -q "^hreduce: process [0-9]*: MPI_[A-Z_]* [0-9]* served" "$log" ||
+      { echo "a Fortran name counted on its own"; exit 1; }
   fi
   if [ -n "$expected" ]; then
     counts=$(sed -n 's/^hreduce: process [0-9]*: \([0-9]*\) calls served.*/\1/p' "$log" | sort -u)

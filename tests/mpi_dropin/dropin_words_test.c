@@ -12,8 +12,11 @@
  *              the way back, which works.
  *   unserved   only nonblocking calls and warm-up calls: no team is built.
  *   silent     no reduction at all.
+ *   tally      a known number of calls of each MPI function, some handed
+ *              on (warm-up, a derived type, nonblocking), each result
+ *              checked against MPI's own.
  *
- * The script checks the verbose lines of the last two. Exits non-zero on
+ * The script checks the verbose lines of the last three. Exits non-zero on
  * any difference. */
 #include <mpi.h>
 #include <stdio.h>
@@ -264,6 +267,79 @@ static void unserved(void) {
   if (y[6] != total || y[7] != total) fail("a warm-up result", "a different value", "the sum");
 }
 
+/* dropin_words_test.sh expects these per-function lines from every process
+ * (HREDUCE_MPI_WARMUP_CALLS=2: MPI_COMM_WORLD's first two calls, both
+ * MPI_Allreduce, go to PMPI):
+ *   MPI_Allreduce 3 served, 2 handed on
+ *   MPI_Reduce 4 served, 1 handed on          (a vector type: handed on)
+ *   MPI_Reduce_scatter 2 served, 0 handed on
+ *   MPI_Reduce_scatter_block 3 served, 0 handed on   (one of no elements)
+ *   MPI_Scan 3 served, 0 handed on
+ *   MPI_Exscan 1 served, 0 handed on
+ *   MPI_Iallreduce 0 served, 1 handed on
+ *   MPI_Ireduce 0 served, 2 handed on
+ * and no line for the functions it never calls. */
+/* A sum over the vector type of tally(): two ints, a stride of two. */
+static void spread_sum(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  const int* a = in;
+  int* b = inout;
+  for (int k = 0; k < *len; ++k) b[3 * k] += a[3 * k], b[3 * k + 2] += a[3 * k + 2];
+}
+
+static void tally(void) {
+  const MPI_Comm world = MPI_COMM_WORLD;
+  int x = rank + 1, y = 0, oracle = 0;
+  for (int k = 0; k < 5; ++k) {
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, world);
+    PMPI_Allreduce(&x, &oracle, 1, MPI_INT, MPI_SUM, world);
+    if (y != oracle) fail("MPI_Allreduce", "a different sum", "MPI's");
+  }
+  for (int k = 0; k < 4; ++k) {
+    y = oracle = 0;
+    MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, k % size, world);
+    PMPI_Reduce(&x, &oracle, 1, MPI_INT, MPI_SUM, k % size, world);
+    if (y != oracle) fail("MPI_Reduce", "a different sum", "MPI's");
+  }
+  MPI_Datatype pair;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  int spread[4] = {x, -1, x, -1}, got[4] = {0, 0, 0, 0};
+  MPI_Op spread_op;
+  MPI_Op_create(spread_sum, 1, &spread_op);
+  MPI_Reduce(spread, got, 1, pair, spread_op, 0, world);
+  MPI_Op_free(&spread_op);
+  if (rank == 0 && got[0] != size * (size + 1) / 2) fail("MPI_Reduce, vector", "a sum", "MPI's");
+  MPI_Type_free(&pair);
+  int many[64], counts[64], block = 0;
+  for (int r = 0; r < size; ++r) many[r] = r + x, counts[r] = 1;
+  for (int k = 0; k < 2; ++k) {
+    MPI_Reduce_scatter(many, &y, counts, MPI_INT, MPI_SUM, world);
+    PMPI_Reduce_scatter(many, &oracle, counts, MPI_INT, MPI_SUM, world);
+    if (y != oracle) fail("MPI_Reduce_scatter", "a different sum", "MPI's");
+    MPI_Reduce_scatter_block(many, &block, 1, MPI_INT, MPI_SUM, world);
+    if (block != oracle) fail("MPI_Reduce_scatter_block", "a different sum", "MPI's");
+  }
+  block = -7;
+  MPI_Reduce_scatter_block(many, &block, 0, MPI_INT, MPI_SUM, world);
+  if (block != -7) fail("MPI_Reduce_scatter_block of 0", "a changed output", "untouched");
+  for (int k = 0; k < 3; ++k) {
+    MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, world);
+    PMPI_Scan(&x, &oracle, 1, MPI_INT, MPI_SUM, world);
+    if (y != oracle) fail("MPI_Scan", "a different sum", "MPI's");
+  }
+  MPI_Exscan(&x, &y, 1, MPI_INT, MPI_SUM, world);
+  PMPI_Exscan(&x, &oracle, 1, MPI_INT, MPI_SUM, world);
+  if (rank > 0 && y != oracle) fail("MPI_Exscan", "a different sum", "MPI's");
+  MPI_Request requests[3];
+  int i[3];
+  MPI_Iallreduce(&x, &i[0], 1, MPI_INT, MPI_SUM, world, &requests[0]);
+  MPI_Ireduce(&x, &i[1], 1, MPI_INT, MPI_SUM, 0, world, &requests[1]);
+  MPI_Ireduce(&x, &i[2], 1, MPI_INT, MPI_MAX, 0, world, &requests[2]);
+  MPI_Waitall(3, requests, MPI_STATUSES_IGNORE);
+  if (i[0] != size * (size + 1) / 2) fail("MPI_Iallreduce", "a different sum", "the sum");
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -281,6 +357,8 @@ int main(int argc, char** argv) {
     broken_team();
   } else if (strcmp(mode, "unserved") == 0) {
     unserved();
+  } else if (strcmp(mode, "tally") == 0) {
+    tally();
   } else if (strcmp(mode, "silent") != 0) {
     fprintf(stderr, "unknown mode %s\n", mode);
     failures = 1;

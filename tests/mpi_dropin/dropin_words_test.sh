@@ -47,4 +47,25 @@ once_per_process "0 calls served, 8 handed on to PMPI"
 
 run silent
 once_per_process "0 calls served, 0 handed on to PMPI"
+[ "$(grep -c " served, [0-9]* handed on$" "$log")" = 0 ] ||
+  { echo "FAIL: per-function lines without any call"; exit 1; }
+
+# One line per MPI function called, with its own counts, as the program's
+# comment lists them; none for the functions it never called.
+run tally
+expected="MPI_Allreduce 3 served, 2 handed on
+MPI_Reduce 4 served, 1 handed on
+MPI_Reduce_scatter 2 served, 0 handed on
+MPI_Reduce_scatter_block 3 served, 0 handed on
+MPI_Scan 3 served, 0 handed on
+MPI_Exscan 1 served, 0 handed on
+MPI_Iallreduce 0 served, 1 handed on
+MPI_Ireduce 0 served, 2 handed on"
+for rank in 0 1 2; do
+  got=$(sed -n "s/^hreduce: process $rank: \(MPI_[A-Za-z_]* [0-9]* served, [0-9]* handed on\)$/\1/p" "$log")
+  [ "$got" = "$expected" ] ||
+    { printf 'FAIL: process %s per function:\n%s\nexpected:\n%s\n' "$rank" "$got" "$expected"; exit 1; }
+done
+once_per_process "16 calls served, 6 handed on to PMPI"
+once_per_process "MPI_Ireduce handed to PMPI: nonblocking, not served yet (Open MPI's own runs it)"
 echo "every verbose line as documented"

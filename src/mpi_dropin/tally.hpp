@@ -1,0 +1,80 @@
+// What the drop-in counts, per MPI function: calls served by hreduce and
+// calls handed on to PMPI_*, and, with HREDUCE_MPI_VERBOSE=1, why each was
+// handed on (said once per reason) and a summary at MPI_Finalize. A C and a
+// Fortran entry point of one MPI function count under its C name.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "hreduce/team.hpp"  // CollectiveKind
+
+namespace hreduce::detail::mpi_dropin {
+
+// The MPI functions the library defines, in the order the summary lists them.
+enum class MpiFunction : std::uint8_t {
+  allreduce,
+  reduce,
+  reduce_scatter,
+  reduce_scatter_block,
+  scan,
+  exscan,
+  iallreduce,
+  ireduce,
+  ireduce_scatter,
+  ireduce_scatter_block,
+  iscan,
+  iexscan,
+};
+inline constexpr std::size_t kMpiFunctions = 12;
+
+// "MPI_Allreduce" and the like, as the C binding spells it.
+const char* mpi_name(MpiFunction function);
+// The blocking or nonblocking function that makes a `kind` call. Inline:
+// every served call asks, and a call into the library's other file went
+// through the PLT.
+constexpr MpiFunction mpi_function(CollectiveKind kind, bool nonblocking = false) {
+  switch (kind) {
+    case CollectiveKind::reduce: return nonblocking ? MpiFunction::ireduce : MpiFunction::reduce;
+    case CollectiveKind::reduce_scatter:
+      return nonblocking ? MpiFunction::ireduce_scatter : MpiFunction::reduce_scatter;
+    case CollectiveKind::reduce_scatter_block:
+      return nonblocking ? MpiFunction::ireduce_scatter_block : MpiFunction::reduce_scatter_block;
+    case CollectiveKind::scan: return nonblocking ? MpiFunction::iscan : MpiFunction::scan;
+    case CollectiveKind::exscan: return nonblocking ? MpiFunction::iexscan : MpiFunction::exscan;
+    default: return nonblocking ? MpiFunction::iallreduce : MpiFunction::allreduce;
+  }
+}
+
+// Calls served by one thread. Only that thread writes it, with a plain load
+// and store: a locked add on every call is a full barrier on x86, which
+// waited for the call's stores to reach the other core.
+struct ServedTally {
+  std::array<std::atomic<unsigned long>, kMpiFunctions> served{};
+  bool counted = false;  // in served_calls() (count_in)
+  void add(MpiFunction function) {
+    std::atomic<unsigned long>& n = served[static_cast<std::size_t>(function)];
+    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+};
+// Makes served_calls() include `tally`, a thread_local of the calling
+// thread, until that thread ends, and what it counted after. Once per thread.
+void count_in(ServedTally& tally);
+// Calls of `function` served by every thread of this process so far.
+unsigned long served_calls(MpiFunction function);
+
+// Count a call of `function` that went to PMPI. With HREDUCE_MPI_VERBOSE,
+// say once per entry point `name` and reason that it went to PMPI, and once
+// per process that calls went there during a communicator's warm-up.
+void handed_on(MpiFunction function, const char* name, const std::string& why);
+void handed_on_during_warmup(MpiFunction function);
+
+// HREDUCE_MPI_VERBOSE's summary of this process, on stderr:
+//   hreduce: process R: N calls served, M handed on to PMPI
+// and, for each MPI function called, in MpiFunction's order,
+//   hreduce: process R: MPI_Allreduce N served, M handed on
+void print_summary();
+
+}  // namespace hreduce::detail::mpi_dropin
