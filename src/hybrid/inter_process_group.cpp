@@ -7,6 +7,7 @@
 #include "hreduce/error.hpp"
 #include "hreduce/topology.hpp"
 #include "src/common/failure.hpp"
+#include "src/engine/numa_placement.hpp"
 #include "src/node/node_way.hpp"
 #include "src/topology/numa_memory.hpp"
 
@@ -153,9 +154,17 @@ void InterProcessGroup::resynchronize() {
 
 void InterProcessGroup::placed(const Topology& topology, const Placement& placement) {
   if (!node_) return;
-  const std::string mine = std::to_string(placement.members()) + " member(s) on PU " +
-                           pu_list(placement.pu_of_member) + " (process bound to PU " +
-                           pu_list(process_pus(topology)) + ")";
+  std::string mine = std::to_string(placement.members()) + " member(s) on PU " +
+                     pu_list(placement.pu_of_member) + " (process bound to PU " +
+                     pu_list(process_pus(topology)) + ")";
+  // Before any process touches them (the first operation comes after
+  // describe()), so every page lands where it is asked for.
+  const int numa = staging_numa(plan_numa(topology, placement));
+  if (numa >= 0) {
+    const bool bound = bind_pages(topology, node_->own_staging(), node_->staging_bytes(), numa);
+    mine += ", staging asked on NUMA node " + std::to_string(numa) +
+            (bound ? " (bound)" : " (first touch)");
+  }
   const std::string failure = node_->describe(mine).text;
   if (!failure.empty()) throw_marked("Team: " + failure, ErrorKind::transport);
 }

@@ -75,6 +75,7 @@ NodeGroup::~NodeGroup() = default;
 
 const void* NodeGroup::staging(int rank) const { return stage(rank, 0); }
 const void* NodeGroup::results() const { return result(0); }
+void* NodeGroup::own_staging() const { return stage(rank_, 0); }
 
 int NodeGroup::pid(int rank) const { return area(rank).pid.load(std::memory_order_relaxed); }
 

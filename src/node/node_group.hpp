@@ -192,6 +192,11 @@ class NodeGroup {
   // pages sit is what explain() reports.
   const void* staging(int rank) const;
   const void* results() const;
+  // This process's own staging chunks (staging_bytes() of them): its leader
+  // writes them, every process's folder reads them, so the hybrid layer
+  // binds their pages to the leader's NUMA node (numa_placement.hpp).
+  void* own_staging() const;
+  std::size_t staging_bytes() const { return static_cast<std::size_t>(buffers_) * chunk_; }
 
   // Collective over the node's processes (`node` connects exactly them,
   // each calls it in step, sizes may differ): memory of `bytes` that every
