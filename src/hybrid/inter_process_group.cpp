@@ -154,18 +154,18 @@ void InterProcessGroup::resynchronize() {
 
 void InterProcessGroup::placed(const Topology& topology, const Placement& placement) {
   if (!node_) return;
-  std::string mine = std::to_string(placement.members()) + " member(s) on PU " +
-                     pu_list(placement.pu_of_member) + " (process bound to PU " +
-                     pu_list(process_pus(topology)) + ")";
+  const std::string mine = std::to_string(placement.members()) + " member(s) on PU " +
+                           pu_list(placement.pu_of_member) + " (process bound to PU " +
+                           pu_list(process_pus(topology)) + ")";
   // Before any process touches them (the first operation comes after
   // describe()), so every page lands where it is asked for.
+  std::string staging;
   const int numa = staging_numa(plan_numa(topology, placement));
   if (numa >= 0) {
     const bool bound = bind_pages(topology, node_->own_staging(), node_->staging_bytes(), numa);
-    mine += ", staging asked on NUMA node " + std::to_string(numa) +
-            (bound ? " (bound)" : " (first touch)");
+    staging = "asked for NUMA node " + std::to_string(numa) + (bound ? ", bound" : ", first touch");
   }
-  const std::string failure = node_->describe(mine).text;
+  const std::string failure = node_->describe(mine, staging).text;
   if (!failure.empty()) throw_marked("Team: " + failure, ErrorKind::transport);
 }
 
@@ -277,6 +277,8 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes,
       text << (q ? ";" : "") << " process " << node_processes_[q] << " (pid " << node_->pid(q)
            << ") " << node_->description(q) << ", staging pages: "
            << memory_location(node_->staging(q), node_->buffer_count() * node_->chunk_bytes());
+      const std::string asked = node_->staging_request(q);
+      if (!asked.empty()) text << " (" << asked << ")";
     }
     text << "; result pages: "
          << memory_location(node_->results(), node_->buffer_count() * node_->chunk_bytes())

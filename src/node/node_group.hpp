@@ -180,8 +180,10 @@ class NodeGroup {
   // the failure as the reductions do. It also settles whether the
   // processes may reach each other's memory (single_copy()) and whether
   // they publish without a fence (light_publish()).
-  Failure describe(const std::string& mine);
+  // `staging`: where this process asked for its staging chunks, for people.
+  Failure describe(const std::string& mine, const std::string& staging = {});
   std::string description(int rank) const;
+  std::string staging_request(int rank) const;
   bool single_copy() const { return single_copy_; }
   NodeShape shape() const { return {size_, chunk_, single_copy_}; }
   // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by

@@ -45,9 +45,12 @@ TEST_CASE("each process's staging chunks live on its member 0's NUMA node",
   for (int k = 0; k < 2; ++k) {
     const Topology& machine = teams[k]->topology();
     const int numa = machine.pus()[teams[k]->placement().pu_of_member[0]].in(Level::numa);
-    const std::string asked = "staging asked on NUMA node " + std::to_string(numa);
-    const bool bound = text.find(asked + " (bound)") != std::string::npos;
-    CHECK((bound || text.find(asked + " (first touch)") != std::string::npos));
+    const std::string asked = "process " + std::to_string(k) + " (pid ";
+    const std::size_t at = text.find(asked);
+    REQUIRE(at != std::string::npos);
+    const std::string request = "(asked for NUMA node " + std::to_string(numa);
+    const bool bound = text.find(request + ", bound)", at) != std::string::npos;
+    CHECK((bound || text.find(request + ", first touch)", at) != std::string::npos));
     if (!bound) WARN("the kernel refused mbind here: staging goes by first touch");
   }
 
