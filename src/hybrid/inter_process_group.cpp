@@ -160,10 +160,12 @@ void InterProcessGroup::placed(const Topology& topology, const Placement& placem
   // Before any process touches them (the first operation comes after
   // describe()), so every page lands where it is asked for.
   std::string staging;
-  const int numa = staging_numa(plan_numa(topology, placement));
-  if (numa >= 0) {
-    const bool bound = bind_pages(topology, node_->own_staging(), node_->staging_bytes(), numa);
-    staging = "asked for NUMA node " + std::to_string(numa) + (bound ? ", bound" : ", first touch");
+  topology_ = &topology;
+  numa_ = staging_numa(plan_numa(topology, placement));
+  if (numa_ >= 0) {
+    const bool bound = bind_pages(topology, node_->own_staging(), node_->staging_bytes(), numa_);
+    staging =
+        "asked for NUMA node " + std::to_string(numa_) + (bound ? ", bound" : ", first touch");
   }
   const std::string failure = node_->describe(mine, staging).text;
   if (!failure.empty()) throw_marked("Team: " + failure, ErrorKind::transport);
@@ -172,7 +174,15 @@ void InterProcessGroup::placed(const Topology& topology, const Placement& placem
 void* InterProcessGroup::allocate_shared(std::size_t bytes) {
   if (!node_) return nullptr;
   SubChannel node_channel(*channel_, node_processes_);
-  return node_->allocate(node_channel, bytes);
+  void* memory = node_->allocate(node_channel, bytes);
+  // This process writes it (its inputs, the drains of its outputs) and the
+  // node's folders read it, as its staging chunks: on its member 0's node.
+  // Allocations are whole pages (node_allocations.cpp).
+  if (topology_ != nullptr) {
+    bind_pages(*topology_, memory, std::max<std::size_t>(4096, (bytes + 4095) / 4096 * 4096),
+               numa_);
+  }
+  return memory;
 }
 
 InterShape InterProcessGroup::inter_shape() const {

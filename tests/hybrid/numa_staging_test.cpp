@@ -2,12 +2,15 @@
 // node of its member 0 before the first operation (docs/spec.md, "Where
 // memory lives"): explain() says where each process asked for them and
 // whether the kernel took the binding; a call through the chunks then finds
-// their pages there. Processes are teams on this machine's topology (the
+// their pages there. Team::allocate's memory of each process is bound there
+// too, as the kernel reports. Processes are teams on this machine's topology (the
 // binding acts only on this machine) over an in-memory channel.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "hreduce/team.hpp"
 #include "src/hybrid/inter_process_group.hpp"
 #include "src/transport/in_memory_channel.hpp"
+#include "tests/support/mempolicy.hpp"
 
 using namespace hreduce;
 
@@ -65,6 +69,27 @@ TEST_CASE("each process's staging chunks live on its member 0's NUMA node",
   }
   for (auto& p : processes) p.join();
   CHECK(out[1][(1 << 17) - 1] == 3.0);
+
+  // Team::allocate's memory of each process: on its member 0's node too.
+  std::vector<std::span<double>> shared(2);
+  std::vector<std::thread> allocators;
+  for (int k = 0; k < 2; ++k) {
+    allocators.emplace_back([&, k] { shared[k] = teams[k]->allocate<double>(100000); });
+  }
+  for (auto& a : allocators) a.join();
+  for (int k = 0; k < 2; ++k) {
+    const Topology& machine = teams[k]->topology();
+    const int numa = machine.pus()[teams[k]->placement().pu_of_member[0]].in(Level::numa);
+    for (std::size_t at = 0; at < shared[k].size(); at += 512) {
+      const auto policy = test::page_policy(shared[k].data() + at);
+      if (!policy) {
+        WARN("the kernel does not report memory policies here (get_mempolicy failed)");
+        break;
+      }
+      CHECK(policy->mode == MPOL_BIND);
+      CHECK(policy->nodes == std::uint64_t{1} << machine.numa_os_index(numa));
+    }
+  }
   if (teams[0]->topology().count(Level::numa) == 1) {
     const std::string after = teams[1]->explain(Collective::allreduce, 1 << 20);
     INFO(after);
