@@ -123,6 +123,21 @@ TEST_CASE("slices follow the NUMA nodes on synthetic machines", "[engine][numa]"
   CHECK(at == (bytes + page - 1) / page * page);
 }
 
+TEST_CASE("a process's staging chunks belong on its member 0's node", "[engine][numa]") {
+  // A node's processes each bound to one NUMA node's PUs, as mpirun
+  // --bind-to numa would: PUs 0-3 on node 0, 4-7 on node 1.
+  const Topology machine = Topology::synthetic("numa:2 core:2 pu:2");
+  for (int node : {0, 1}) {
+    const std::vector<int> allowed{4 * node, 4 * node + 1, 4 * node + 2, 4 * node + 3};
+    const Placement placement = place(machine, 3, PlacementPolicy::scatter, allowed);
+    CHECK(detail::staging_numa(detail::plan_numa(machine, placement)) == node);
+  }
+  // By hand: member 0 on PU 2, on node 1.
+  const Topology small = Topology::synthetic("numa:2 core:2 pu:1");
+  CHECK(detail::staging_numa(
+            detail::plan_numa(small, Placement{PlacementPolicy::compact, {2, 0, 3, 1}})) == 1);
+}
+
 TEST_CASE("a placement outside the machine is an error naming the member", "[engine][numa]") {
   const Topology machine = Topology::synthetic("numa:2 core:2 pu:1");
   const Placement placement{PlacementPolicy::compact, {0, 9}};
