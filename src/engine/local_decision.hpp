@@ -223,8 +223,10 @@ inline std::size_t chunk_elements(std::size_t chunk_bytes, std::size_t elem_size
 struct SlicePlan {
   std::size_t granule = 1;         // elements per slicing unit
   std::size_t chunk_elements = 1;  // elements folded at a time
-  std::vector<Slice> slices;       // slices[j]: member j's
-  // Chunks member j folds: each reads members inputs and writes the outputs
+  // slices[j]: the j-th along the vector, which member j folds under a
+  // compact placement (NumaPlan::member_of_slice says who in general).
+  std::vector<Slice> slices;
+  // Chunks of slice j: each reads members inputs and writes the outputs
   // it feeds.
   std::vector<std::size_t> chunks;
 };

@@ -9,6 +9,11 @@
 //   out_q [ member 0 ][ member 1 ][ member 2 ]   ← ... and writes slice j
 //                                                  of the outputs it feeds
 //
+// The picture shows a compact placement. Slices go to members by NUMA node,
+// then rank (numa_placement.hpp), so that the members of one node fold one
+// run of every buffer, which memory on that node can hold; under a scatter
+// placement slice j is then not member j's.
+//
 // Member j folds its slice chunk by chunk (options.chunk_bytes):
 // x_0 ∘ x_1 ∘ … ∘ x_{p-1}, always in rank order, so non-commutative ops work
 // and the bits do not depend on timing. It folds straight into the first
@@ -44,6 +49,11 @@
 
 namespace hreduce::detail {
 namespace {
+
+// The slice member `rank` folds, by NUMA node (numa_placement.hpp).
+Slice slice_folded_by(const CallContext& ctx, int rank, std::size_t count, std::size_t es) {
+  return slice_of(ctx.team.numa_plan.slice_of_member[rank], ctx.size(), count, es);
+}
 
 class SliceWorker {
  public:
@@ -108,7 +118,7 @@ class Blocks {
 void sliced_allreduce(const CallContext& ctx) {
   const SliceWorker worker(ctx);
   const std::size_t es = worker.elem_size();
-  worker.for_each_chunk(slice_of(ctx.me.rank, ctx.size(), ctx.call.count, es),
+  worker.for_each_chunk(slice_folded_by(ctx, ctx.me.rank, ctx.call.count, es),
                         [&](std::size_t at, std::size_t len) {
                           void* first = bytes_at(ctx.of(0).out, at, es);
                           worker.fold(at, len, first);
@@ -129,7 +139,7 @@ void sliced_reduce(const CallContext& ctx) {
   // first step: fold beside it.
   void* acc = root >= 2 && out == ctx.of(root).in ? ctx.me.scratch(1, worker.chunk_elements() * es)
                                                   : nullptr;
-  worker.for_each_chunk(slice_of(ctx.me.rank, ctx.size(), ctx.call.count, es),
+  worker.for_each_chunk(slice_folded_by(ctx, ctx.me.rank, ctx.call.count, es),
                         [&](std::size_t at, std::size_t len) {
                           worker.fold(at, len, acc ? acc : bytes_at(out, at, es));
                           if (acc) copy_bytes(bytes_at(out, at, es), acc, len * es);
@@ -143,7 +153,7 @@ void sliced_reduce_scatter(const CallContext& ctx) {
   const Blocks blocks(ctx);
   const std::size_t es = worker.elem_size();
   const int p = ctx.size();
-  const Slice mine = slice_of(ctx.me.rank, p, blocks.total(), es);
+  const Slice mine = slice_folded_by(ctx, ctx.me.rank, blocks.total(), es);
   bool any_in_place = false;
   for (int r = 0; r < p; ++r) any_in_place |= blocks.in_place(r) && blocks.count(r) > 0;
   void* parked = any_in_place ? ctx.me.scratch(2, (mine.hi - mine.lo) * es) : nullptr;
@@ -171,7 +181,7 @@ void sliced_reduce_scatter(const CallContext& ctx) {
     for (int r = 0; r < ctx.me.rank; ++r) my_lo += blocks.count(r);
     const std::size_t my_hi = my_lo + blocks.count(ctx.me.rank);
     for (int j = 0; j < p; ++j) {
-      const Slice theirs = slice_of(j, p, blocks.total(), es);
+      const Slice theirs = slice_folded_by(ctx, j, blocks.total(), es);
       const std::size_t lo = std::max(theirs.lo, my_lo), hi = std::min(theirs.hi, my_hi);
       if (lo >= hi) continue;
       copy_bytes(bytes_at(ctx.call.out, lo - my_lo, es),
@@ -185,7 +195,7 @@ void sliced_scan(const CallContext& ctx, bool exclusive) {
   const SliceWorker worker(ctx);
   const std::size_t es = worker.elem_size();
   const int p = ctx.size();
-  const Slice mine = slice_of(ctx.me.rank, p, ctx.call.count, es);
+  const Slice mine = slice_folded_by(ctx, ctx.me.rank, ctx.call.count, es);
   if (!exclusive) {
     // out_0 = x_0, out_q = out_{q-1} ∘ x_q: the previous prefix is the chunk
     // this member has just written, still in its cache.

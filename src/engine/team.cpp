@@ -200,14 +200,12 @@ void* Team::allocate_bytes(std::size_t bytes) {
   if (state_->group) {
     if (void* shared = state_->group->allocate_shared(bytes)) return shared;
   }
-  // 64-byte aligned like the shared pages are page aligned, and zeroed.
-  const std::size_t padded = (std::max<std::size_t>(bytes, 1) + 127) / 64 * 64;
-  auto block = std::make_unique<std::byte[]>(padded);
-  void* start = block.get();
-  std::size_t space = padded;
-  std::align(64, std::max<std::size_t>(bytes, 1), start, space);
-  state_->private_allocations.push_back(std::move(block));
-  return start;
+  // Laid out as one vector of the sliced path: each NUMA node's run of
+  // slices on that node (numa_placement.hpp). Page aligned and zeroed.
+  const std::size_t size = std::max<std::size_t>(bytes, 1);
+  state_->private_allocations.emplace_back(state_->topology, size,
+                                           detail::page_spans(state_->numa_plan, size, 4096));
+  return state_->private_allocations.back().data();
 }
 
 void Team::run_erased(void (*invoke)(void*, Member&), void* context) {

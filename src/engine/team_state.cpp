@@ -95,6 +95,7 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
   const int p = options.members > 0 ? options.members : default_member_count(topology);
   placement = group ? place(topology, p, options.placement, pus_for_group(topology, *group))
                     : place(topology, p, options.placement);
+  numa_plan = plan_numa(topology, placement);
   levels = options.levels.empty() ? schedules::default_levels(topology) : options.levels;
   int first_rank = 0;
   total_members = p;
@@ -122,8 +123,8 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
   controls_ = std::make_unique<MemberControl[]>(p);
   for (int r = 0; r < p; ++r) {
     const int pu = placement.pu_of_member[r];
-    members.push_back(std::make_unique<MemberState>(*this, r, first_rank + r, pu,
-                                                    topology.pus()[pu].in(Level::numa)));
+    members.push_back(
+        std::make_unique<MemberState>(*this, r, first_rank + r, pu, numa_plan.numa_of_member[r]));
     members.back()->control = &controls_[r];
     for (int s = 0; s < kSlots; ++s) {
       controls_[r].announce[s].record = &members.back()->records[s];

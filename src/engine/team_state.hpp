@@ -16,6 +16,7 @@
 #include "src/common/failure.hpp"
 #include "src/common/wait.hpp"
 #include "src/engine/local_decision.hpp"
+#include "src/engine/numa_placement.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/topology/numa_memory.hpp"
 
@@ -221,12 +222,14 @@ class TeamState {
   TeamOptions options;
   Topology topology;
   Placement placement;
+  // Who folds which slice, and the NUMA node each member's memory belongs on.
+  NumaPlan numa_plan;
   std::vector<Level> levels;
   std::chrono::milliseconds timeout;
   std::vector<std::unique_ptr<MemberState>> members;
   std::unique_ptr<ProcessGroup> group;
   // Team::allocate's memory where no process shares it (freed with the team).
-  std::vector<std::unique_ptr<std::byte[]>> private_allocations;
+  std::vector<NumaBuffer> private_allocations;
   int total_members = 0;  // across all processes
   // How members wait (wait.hpp): spins are short when members share CPUs.
   Waiting waiting;

@@ -7,6 +7,7 @@
 #include "hreduce/error.hpp"
 #include "hreduce/topology.hpp"
 #include "src/common/failure.hpp"
+#include "src/engine/numa_placement.hpp"
 #include "src/node/node_way.hpp"
 #include "src/topology/numa_memory.hpp"
 
@@ -156,14 +157,32 @@ void InterProcessGroup::placed(const Topology& topology, const Placement& placem
   const std::string mine = std::to_string(placement.members()) + " member(s) on PU " +
                            pu_list(placement.pu_of_member) + " (process bound to PU " +
                            pu_list(process_pus(topology)) + ")";
-  const Failure failure = node_->describe(mine);
+  // Before any process touches them (the first operation comes after
+  // describe()), so every page lands where it is asked for.
+  std::string staging;
+  topology_ = &topology;
+  numa_ = staging_numa(plan_numa(topology, placement));
+  if (numa_ >= 0) {
+    const bool bound = bind_pages(topology, node_->own_staging(), node_->staging_bytes(), numa_);
+    staging =
+        "asked for NUMA node " + std::to_string(numa_) + (bound ? ", bound" : ", first touch");
+  }
+  const Failure failure = node_->describe(mine, staging);
   if (failure) throw_error(ErrorKind::transport, "Team: " + failure.text);
 }
 
 void* InterProcessGroup::allocate_shared(std::size_t bytes) {
   if (!node_) return nullptr;
   SubChannel node_channel(*channel_, node_processes_);
-  return node_->allocate(node_channel, bytes);
+  void* memory = node_->allocate(node_channel, bytes);
+  // This process writes it (its inputs, the drains of its outputs) and the
+  // node's folders read it, as its staging chunks: on its member 0's node.
+  // Allocations are whole pages (node_allocations.cpp).
+  if (topology_ != nullptr) {
+    bind_pages(*topology_, memory, std::max<std::size_t>(4096, (bytes + 4095) / 4096 * 4096),
+               numa_);
+  }
+  return memory;
 }
 
 InterShape InterProcessGroup::inter_shape() const {
@@ -268,6 +287,8 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes,
       text << (q ? ";" : "") << " process " << node_processes_[q] << " (pid " << node_->pid(q)
            << ") " << node_->description(q) << ", staging pages: "
            << memory_location(node_->staging(q), node_->buffer_count() * node_->chunk_bytes());
+      const std::string asked = node_->staging_request(q);
+      if (!asked.empty()) text << " (" << asked << ")";
     }
     text << "; result pages: "
          << memory_location(node_->results(), node_->buffer_count() * node_->chunk_bytes())

@@ -134,6 +134,11 @@ class InterProcessGroup : public ProcessGroup {
   std::unique_ptr<SubChannel> leaders_channel_;
   std::unique_ptr<NodeGroup> node_;
   std::vector<int> node_processes_;  // with the node level: this node's
+  // Where placed() found this process's member 0: its staging chunks and
+  // its Team::allocate memory are bound to that NUMA node (-1: none). The
+  // topology is the team's, which outlives this group.
+  const Topology* topology_ = nullptr;
+  int numa_ = -1;
 };
 
 }  // namespace hreduce::detail

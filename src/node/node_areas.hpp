@@ -115,8 +115,10 @@ struct alignas(128) NodeGroup::ProcessArea {
   std::uint32_t probe_ok = 0;
   // Whether this process registered for the asymmetric fence (1) or not (2).
   std::uint32_t light_publish_ok = 0;
-  // Where the process runs and its members sit, for explain().
+  // Where the process runs and its members sit, and where it asked for its
+  // staging chunks, for explain().
   char description[256] = {};
+  char staging_request[64] = {};
 };
 
 struct NodeGroup::Header {

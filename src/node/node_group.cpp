@@ -75,8 +75,14 @@ NodeGroup::~NodeGroup() = default;
 
 const void* NodeGroup::staging(int rank) const { return stage(rank, 0); }
 const void* NodeGroup::results() const { return result(0); }
+void* NodeGroup::own_staging() const { return stage(rank_, 0); }
 
 int NodeGroup::pid(int rank) const { return area(rank).pid.load(std::memory_order_relaxed); }
+
+std::string NodeGroup::staging_request(int rank) const {
+  const char* text = area(rank).staging_request;
+  return std::string(text, strnlen(text, sizeof area(rank).staging_request));
+}
 
 std::string NodeGroup::description(int rank) const {
   const char* text = area(rank).description;
@@ -223,9 +229,10 @@ void NodeGroup::abandon() const {
 // probe word visible; after it each tries the others' memory and the
 // asymmetric fence, and the second makes the answers visible, so that all
 // switch alike.
-Failure NodeGroup::describe(const std::string& mine) {
+Failure NodeGroup::describe(const std::string& mine, const std::string& staging) {
   ProcessArea& me = area(rank_);
   copy_text(me.description, sizeof me.description, mine.c_str());
+  copy_text(me.staging_request, sizeof me.staging_request, staging.c_str());
   // Writable, so the others can try writing it too (the value it holds).
   static std::uint64_t probe = kReachProbe;
   const bool exposed = peer_memory_->expose();

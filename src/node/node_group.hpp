@@ -180,8 +180,10 @@ class NodeGroup {
   // the failure as the reductions do. It also settles whether the
   // processes may reach each other's memory (single_copy()) and whether
   // they publish without a fence (light_publish()).
-  Failure describe(const std::string& mine);
+  // `staging`: where this process asked for its staging chunks, for people.
+  Failure describe(const std::string& mine, const std::string& staging = {});
   std::string description(int rank) const;
+  std::string staging_request(int rank) const;
   bool single_copy() const { return single_copy_; }
   NodeShape shape() const { return {size_, chunk_, single_copy_}; }
   // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by
@@ -192,6 +194,11 @@ class NodeGroup {
   // pages sit is what explain() reports.
   const void* staging(int rank) const;
   const void* results() const;
+  // This process's own staging chunks (staging_bytes() of them): its leader
+  // writes them, every process's folder reads them, so the hybrid layer
+  // binds their pages to the leader's NUMA node (numa_placement.hpp).
+  void* own_staging() const;
+  std::size_t staging_bytes() const { return static_cast<std::size_t>(buffers_) * chunk_; }
 
   // Collective over the node's processes (`node` connects exactly them,
   // each calls it in step, sizes may differ): memory of `bytes` that every

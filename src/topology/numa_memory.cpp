@@ -1,11 +1,18 @@
 #include "src/topology/numa_memory.hpp"
 
 #include <hwloc.h>
+#include <linux/mempolicy.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "hreduce/error.hpp"
 #include "src/topology/system_hwloc.hpp"
@@ -15,43 +22,90 @@ namespace {
 
 constexpr std::size_t kPage = 4096;
 
-// nullptr when hwloc cannot or may not bind; the caller falls back.
-void* alloc_on_node(const Topology& topology, std::size_t bytes, int numa_logical) {
+std::size_t round_to_pages(std::size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+
+// The OS index of a logical NUMA node of this machine to bind to, or -1.
+int bindable_node(const Topology& topology, int numa_logical) {
   if (!topology.is_this_system() || numa_logical < 0 ||
-      numa_logical >= topology.count(Level::numa)) {
-    return nullptr;
+      numa_logical >= topology.count(Level::numa) || system_hwloc() == nullptr) {
+    return -1;
   }
-  hwloc_topology_t system = system_hwloc();
-  const int os_index = topology.numa_os_index(numa_logical);
-  if (system == nullptr || os_index < 0) return nullptr;
-  hwloc_bitmap_t nodeset = hwloc_bitmap_alloc();
-  if (nodeset == nullptr) return nullptr;
-  hwloc_bitmap_only(nodeset, static_cast<unsigned>(os_index));
-  // STRICT: without it hwloc hands back unbound memory when mbind is
-  // refused, and placed_by_hwloc() would claim a placement that never
-  // happened.
-  void* memory = hwloc_alloc_membind(system, bytes, nodeset, HWLOC_MEMBIND_BIND,
-                                     HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_STRICT);
-  hwloc_bitmap_free(nodeset);
-  return memory;
+  return topology.numa_os_index(numa_logical);
 }
 
 }  // namespace
 
+bool bind_pages(const Topology& topology, void* data, std::size_t bytes, int numa_logical) {
+  const int os_index = bindable_node(topology, numa_logical);
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<std::uintptr_t>(data);
+  // mbind takes whole pages; a page only partly inside may hold someone
+  // else's data, so it keeps its policy.
+  const std::uintptr_t lo = (start + page - 1) / page * page;
+  const std::uintptr_t hi = (start + bytes) / page * page;
+  if (os_index < 0 || data == nullptr || hi <= lo) return false;
+  // mbind(2) itself rather than hwloc_set_area_membind: hwloc asks for
+  // MPOL_PREFERRED_MANY unless told STRICT (a preference the kernel may
+  // ignore under pressure), and with STRICT fails where a touched page
+  // cannot move.
+  constexpr int kBits = 64;
+  std::vector<unsigned long> mask(static_cast<std::size_t>(os_index) / kBits + 2, 0);
+  mask[static_cast<std::size_t>(os_index) / kBits] |= 1UL << (os_index % kBits);
+  // MOVE: pages touched before the binding move too, so the binding says
+  // where every page is, not only the pages still to come.
+  return syscall(SYS_mbind, lo, hi - lo, MPOL_BIND, mask.data(), mask.size() * kBits,
+                 MPOL_MF_MOVE) == 0;
+}
+
 NumaBuffer::NumaBuffer(const Topology& topology, std::size_t bytes, int numa_logical)
-    : size_(bytes) {
-  if (bytes == 0) return;
-  data_ = alloc_on_node(topology, bytes, numa_logical);
-  if (data_ != nullptr) {
-    placed_by_hwloc_ = true;
+    : NumaBuffer(topology, bytes,
+                 numa_logical >= 0 ? std::vector<NumaRange>{{0, bytes, numa_logical}}
+                                   : std::vector<NumaRange>{}) {}
+
+NumaBuffer::NumaBuffer(const Topology& topology, std::size_t bytes, std::vector<NumaRange> ranges)
+    : size_(bytes), requested_(std::move(ranges)) {
+  if (bytes == 0) {
+    requested_.clear();
     return;
   }
+  const std::size_t rounded = round_to_pages(bytes);
+  const bool any_node = std::any_of(requested_.begin(), requested_.end(), [&](const NumaRange& r) {
+    return bindable_node(topology, r.numa) >= 0;
+  });
+  // Fresh anonymous pages: zero, and placed only when first written.
+  void* mapped =
+      any_node ? mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+               : MAP_FAILED;
+  if (mapped != MAP_FAILED) {
+    bool all_bound = true, any_bound = false;
+    for (const NumaRange& range : requested_) {
+      // The last range takes the tail of its last page too.
+      const std::size_t hi = range.hi >= bytes ? rounded : std::min(range.hi, rounded);
+      const bool bound =
+          range.lo < hi && bind_pages(topology, static_cast<std::byte*>(mapped) + range.lo,
+                                      hi - range.lo, range.numa);
+      all_bound &= bound;
+      any_bound |= bound;
+    }
+    if (any_bound) {
+      data_ = mapped;
+      source_ = Source::mapped;
+      bound_ = all_bound;
+      return;
+    }
+    munmap(mapped, rounded);
+  }
+  fall_back_to_first_touch();
+}
+
+void NumaBuffer::fall_back_to_first_touch() {
   // aligned_alloc wants a size that is a multiple of the alignment.
-  const std::size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+  const std::size_t rounded = round_to_pages(size_);
   data_ = std::aligned_alloc(kPage, rounded);
   if (data_ == nullptr) {
-    throw ArgumentError("NumaBuffer: cannot allocate " + std::to_string(bytes) + " bytes");
+    throw ArgumentError("NumaBuffer: cannot allocate " + std::to_string(size_) + " bytes");
   }
+  source_ = Source::aligned;
   // The first write decides which node backs each page; make it this one.
   std::memset(data_, 0, rounded);
 }
@@ -60,30 +114,33 @@ NumaBuffer::~NumaBuffer() { release(); }
 
 NumaBuffer::NumaBuffer(NumaBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
-      placed_by_hwloc_(std::exchange(other.placed_by_hwloc_, false)) {}
+      source_(std::exchange(other.source_, Source::none)),
+      bound_(std::exchange(other.bound_, false)), requested_(std::exchange(other.requested_, {})) {}
 
 NumaBuffer& NumaBuffer::operator=(NumaBuffer&& other) noexcept {
   if (this != &other) {
     release();
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
-    placed_by_hwloc_ = std::exchange(other.placed_by_hwloc_, false);
+    source_ = std::exchange(other.source_, Source::none);
+    bound_ = std::exchange(other.bound_, false);
+    requested_ = std::exchange(other.requested_, {});
   }
   return *this;
 }
 
 void NumaBuffer::release() noexcept {
-  if (data_ == nullptr) return;
-  if (placed_by_hwloc_) {
-    hwloc_free(system_hwloc(), data_, size_);
-  } else {
-    std::free(data_);
+  switch (source_) {
+    case Source::mapped: munmap(data_, round_to_pages(size_)); break;
+    case Source::aligned: std::free(data_); break;
+    case Source::none: break;
   }
   data_ = nullptr;
   size_ = 0;
-  placed_by_hwloc_ = false;
+  source_ = Source::none;
+  bound_ = false;
+  requested_.clear();
 }
-
 std::string memory_location(const void* data, std::size_t bytes) {
   hwloc_topology_t system = system_hwloc();
   if (system == nullptr || data == nullptr || bytes == 0) return "unknown";
