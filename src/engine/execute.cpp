@@ -42,11 +42,22 @@ namespace {
   fail_timeout(ctx, "members " + missing + " to arrive at call " + std::to_string(ctx.seq));
 }
 
-void arrive(const CallContext& ctx) {
+// The members from `r` on that have not arrived yet; charged to `waiting`
+// (arrive() looks once first, off the clock).
+[[gnu::noinline]] void wait_for_arrivals(const CallContext& ctx, int r) {
   LevelScope scope(CallLevel::waiting);
+  for (; r < ctx.size(); ++r) {
+    if (!wait_at_least(ctx.of(r).seq, ctx.seq, ctx.deadline, ctx.team.waiting)) fail_arrival(ctx);
+  }
+}
+
+void arrive(const CallContext& ctx) {
   const int size = ctx.size();
   for (int r = 0; r < size; ++r) {
-    if (!wait_at_least(ctx.of(r).seq, ctx.seq, ctx.deadline, ctx.team.waiting)) fail_arrival(ctx);
+    if (ctx.of(r).seq.load(std::memory_order_acquire) < ctx.seq) {
+      wait_for_arrivals(ctx, r);
+      break;
+    }
   }
   // A member that left a broken team marks its slots done (abandon_slots).
   if (ctx.team.broken.load(std::memory_order_relaxed)) {
@@ -117,6 +128,7 @@ void prefetch_own_next_slot(const CallContext& ctx, std::size_t input_bytes) {
 
 void CallContext::wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                            const char* what) const {
+  if (word.load(std::memory_order_acquire) >= target) return;  // off the clock
   LevelScope scope(CallLevel::waiting);
   if (wait_at_least(word, target, deadline, team.waiting)) return;
   fail_timeout(*this,

@@ -89,8 +89,20 @@ std::string NodeGroup::description(int rank) const {
   return std::string(text, strnlen(text, sizeof area(rank).description));
 }
 
+// Charged to `waiting` only past the first look: a wait that ends there
+// takes no time worth timing, and the scope's cost stays off the fast path.
 void NodeGroup::wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                      const char* what) const {
+  if (word.load(std::memory_order_acquire) < target) {
+    wait_longer(word, target, rank, what);
+    return;
+  }
+  settle_give_ups();
+  check_broken();
+}
+
+void NodeGroup::wait_longer(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
+                            const char* what) const {
   LevelScope scope(CallLevel::waiting);
   const int pid = area(rank).pid.load(std::memory_order_relaxed);
   switch (shared_wait_at_least(word, target, deadline_, header().sleepers, spins_, keep_polling_,

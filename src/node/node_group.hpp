@@ -235,6 +235,8 @@ class NodeGroup {
   void abandon() const;
   void wait(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
             const char* what) const;
+  [[gnu::noinline]] void wait_longer(const std::atomic<std::uint64_t>& word, std::uint64_t target,
+                                     int rank, const char* what) const;
   void wait_all(std::atomic<std::uint64_t> ProcessArea::*word, std::uint64_t target,
                 const char* what) const;
   void publish(std::atomic<std::uint64_t>& word, std::uint64_t value) const;
