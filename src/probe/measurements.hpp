@@ -26,6 +26,11 @@ MemoryBandwidth memory_bandwidth(const Topology& topology, std::uint64_t bytes_p
                                  double seconds,
                                  const std::function<void(const std::string&)>& progress);
 
+// memory_bandwidth.cpp: copy and fold by one thread on NUMA node 0 over
+// its own buffers of working sets from 4 KiB to 128 MiB, `seconds` each:
+// what a call whose buffers stay in a cache level streams at.
+std::vector<SizedRate> one_thread_by_size(const Topology& topology, double seconds);
+
 // fold_speed.cpp: reduce_local per op class and element type, on vectors
 // that stay in L1/L2.
 std::vector<FoldSpeed> fold_speeds(double seconds);

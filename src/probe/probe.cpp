@@ -83,6 +83,8 @@ MachineDescription probe_machine(const Topology& topology, const ProbeSettings& 
   const double cells = 6.0 * nodes * nodes;
   const double per_cell = std::clamp((settings.quick ? 1.0 : 20.0) / cells, 0.02, 0.5);
   m.memory = memory_bandwidth(topology, memory_bytes(topology, settings.quick), per_cell, progress);
+  progress("memory copy and fold by working set");
+  m.memory.one_thread_by_size = one_thread_by_size(topology, settings.quick ? 0.05 : 0.2);
   progress("fold kernel (reduce_local)");
   m.fold = fold_speeds(settings.quick ? 0.3 : 3.0);
   progress("across processes: process_vm_readv and futex wake-up");
