@@ -11,8 +11,7 @@ std::vector<Candidate> explain_candidates(const MachinePrices& prices, const Top
                                           const Layout& layout, const CallCase& call,
                                           const ModelSettings& settings) {
   std::vector<Candidate> out;
-  auto add = [&](const char* level, const std::string& what, const ModelSettings& s,
-                 bool chosen) {
+  auto add = [&](const char* level, const std::string& what, const ModelSettings& s, bool chosen) {
     out.push_back({level, what, predict_hreduce(prices, node, layout, call, s).seconds, chosen});
   };
   const ModelSettings chosen = settings;

@@ -182,6 +182,22 @@ double MachinePrices::mpi_inter_rate() const {
   return 1 / CostModel{}.beta_seconds_per_byte;
 }
 
+double MachinePrices::data_from_another_core_seconds(double bytes) const {
+  std::vector<probe::DataTransfer> curve = machine_.core_to_core.data_by_size;
+  if (curve.empty() || bytes <= 0) return 0;
+  curve.insert(curve.begin(), probe::DataTransfer{0, 0});
+  const probe::DataTransfer& last = curve.back();
+  if (bytes > static_cast<double>(last.bytes)) {
+    const probe::DataTransfer& before = curve[curve.size() - 2];
+    const double per_byte =
+        (last.seconds - before.seconds) / static_cast<double>(last.bytes - before.bytes);
+    return last.seconds + (bytes - static_cast<double>(last.bytes)) * std::max(0.0, per_byte);
+  }
+  return interpolate(
+      curve, bytes, [](const probe::DataTransfer& d) { return d.bytes; },
+      [](const probe::DataTransfer& d) { return d.seconds; }, false);
+}
+
 double MachinePrices::message_seconds(double bytes, bool between_nodes) const {
   const std::optional<probe::MpiLink>* link = nullptr;
   if (machine_.mpi) link = between_nodes ? &machine_.mpi->inter_node : &machine_.mpi->intra_node;

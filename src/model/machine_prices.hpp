@@ -55,6 +55,11 @@ class MachinePrices {
   // memory matrices price the stream, shared with the NUMA node's others.
   double cached_rate(Stream kind, double working_set) const;
 
+  // Reading `bytes` another core wrote since (its lines move to this one):
+  // the probe's data_by_size, linear between its sizes and past the last;
+  // 0 where the description has none.
+  double data_from_another_core_seconds(double bytes) const;
+
   // One process_vm_readv/writev of `bytes`; whether the kernel allows it.
   double single_copy_seconds(std::size_t bytes) const;
   bool single_copy_available() const;

@@ -139,6 +139,17 @@ void NodeCall::stream_spread(int member, const std::map<int, double>& bytes_on_n
   then(member, sim_.add_task(std::move(join)));
 }
 
+void NodeCall::take_lines(int member, double count, double bytes, Level level) {
+  const double seconds = count * prices_.data_from_another_core_seconds(bytes);
+  if (seconds <= 0) return;
+  Task t;
+  t.after = after_of(member);
+  t.latency = seconds;
+  t.level = level;
+  t.term = "lines from the other cores";
+  then(member, sim_.add_task(std::move(t)));
+}
+
 namespace {
 std::vector<int> members_of(int process, int threads) {
   std::vector<int> members;
@@ -218,6 +229,8 @@ void NodeCall::whole_call_in_one_process() {
     synchronise(all, Level::waiting, "announcements", waiters_of(kind_));
     for (int j : all) {
       if (kind_ == CollectiveKind::reduce && j != 0) continue;
+      const bool scan = kind_ == CollectiveKind::scan || kind_ == CollectiveKind::exscan;
+      take_lines(j, scan ? j : T - 1, m_, Level::inside_process);
       stream(j, m_ * T, Stream::fold, numa0, Level::inside_process, "fold the payloads");
     }
     return;

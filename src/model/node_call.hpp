@@ -57,6 +57,9 @@ class NodeCall {
   // NUMA node `data_numa`, or from caches when the call's data fit there.
   void stream(int member, double bytes, Stream kind, int data_numa, Level level,
               const std::string& term);
+  // `member` reads `count` announcements of `bytes` that other members
+  // wrote this call: their lines come from the writers' caches.
+  void take_lines(int member, double count, double bytes, Level level);
   void stream_spread(int member, const std::map<int, double>& bytes_on_numa, Stream kind,
                      Level level, const std::string& term);
 

@@ -67,6 +67,8 @@ void NodeCall::node_inline(const std::vector<int>& leaders) {
     if (kind == CollectiveKind::reduce && q != 0) reads = 0;
     if (kind == CollectiveKind::reduce_scatter_block) reads = (P - 1) * m_ / P;
     if (is_scan(kind)) reads = static_cast<double>(q) * m_;
+    const double announcement = kind == CollectiveKind::reduce_scatter_block ? m_ / P : m_;
+    take_lines(leaders[q], reads / announcement, announcement, Level::node_segment);
     stream(leaders[q], reads, Stream::fold, prices_.numa_of_pu(member_pu(leaders[q])),
            Level::node_segment, "fold the announcements");
   }

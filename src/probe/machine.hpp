@@ -46,10 +46,20 @@ struct RelationSummary {
   double median_round_trip_seconds = 0;
 };
 
+// Data one core just wrote, read by another: the seconds a round trip
+// takes beyond the bare flag's when the answering side first writes
+// `bytes` and the asking side then reads them (the lines travel both ways,
+// as an announcement rewritten call after call does).
+struct DataTransfer {
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+};
+
 struct CoreToCore {
   bool all_pairs = false;  // false: one pair per relation plus a sample
   std::vector<PairLatency> pairs;
   std::vector<RelationSummary> by_relation;  // only the relations measured
+  std::vector<DataTransfer> data_by_size;    // the first pair; empty in version 1
 };
 
 // Bytes per second; [from][to]: threads on NUMA node `from`, memory on `to`.

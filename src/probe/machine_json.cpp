@@ -92,8 +92,14 @@ Json core_to_core_json(const CoreToCore& c) {
                                 {"pairs", s.pairs},
                                 {"median_round_trip_seconds", s.median_round_trip_seconds}});
   }
-  return Object{
-      {"all_pairs", c.all_pairs}, {"by_relation", std::move(summary)}, {"pairs", std::move(pairs)}};
+  Array data;
+  for (const DataTransfer& d : c.data_by_size) {
+    data.emplace_back(Object{{"bytes", d.bytes}, {"seconds", d.seconds}});
+  }
+  return Object{{"all_pairs", c.all_pairs},
+                {"by_relation", std::move(summary)},
+                {"pairs", std::move(pairs)},
+                {"data_by_size", std::move(data)}};
 }
 
 Relation relation_from(const Json& j, const std::string& what) {
@@ -115,6 +121,13 @@ CoreToCore core_to_core_from(const Json& j) {
     const std::string sw = w + ".by_relation[]";
     c.by_relation.push_back({relation_from(s, sw), s.at("pairs", sw).as_int(sw),
                              s.at("median_round_trip_seconds", sw).as_number(sw)});
+  }
+  if (const Json* data = j.find("data_by_size")) {
+    const std::string dw = w + ".data_by_size[]";
+    for (const Json& d : data->as_array(dw)) {
+      c.data_by_size.push_back({static_cast<std::uint64_t>(d.at("bytes", dw).as_number(dw)),
+                                d.at("seconds", dw).as_number(dw)});
+    }
   }
   return c;
 }

@@ -17,6 +17,10 @@ namespace hreduce::detail::probe {
 // round_trip.cpp: two threads on PUs a and b bounce a counter in one cache
 // line; the median over blocks of the time per round trip.
 double round_trip_seconds(const Topology& topology, int a, int b, double seconds);
+// round_trip.cpp: the same bounce, PU b writing `bytes` before it answers
+// and PU a reading them after: seconds per trip (the flag's included).
+double round_trip_with_data_seconds(const Topology& topology, int a, int b, std::size_t bytes,
+                                    double seconds);
 
 // memory_bandwidth.cpp: read, copy and fold (double sum through
 // reduce_local) over `bytes_per_thread` per thread, by one thread and by

@@ -56,6 +56,17 @@ CoreToCore core_to_core(const Topology& topology, const ProbeSettings& settings,
   for (const auto& [relation, times] : by_relation) {
     out.by_relation.push_back({relation, static_cast<int>(times.size()), median(times)});
   }
+  // Data between the first pair: what an announcement rewritten each call
+  // costs beyond the flag, 512 B to 128 KiB.
+  if (!pairs.empty()) {
+    const auto [a, b] = pairs.front();
+    progress("data between PU " + std::to_string(a) + " and " + std::to_string(b));
+    const double flag = round_trip_seconds(topology, a, b, each);
+    for (std::size_t bytes : {std::size_t{512}, std::size_t{8} << 10, std::size_t{128} << 10}) {
+      const double trip = round_trip_with_data_seconds(topology, a, b, bytes, each);
+      out.data_by_size.push_back({bytes, std::max(0.0, trip - flag)});
+    }
+  }
   return out;
 }
 

@@ -208,3 +208,27 @@ TEST_CASE("a two-member exscan copies instead of folding", "[model]") {
       2 * kOneWay + (m / 2) / (kNodeCopy / 2) + (m / 2) / (kNodeCopy / 2) + 2 * kOneWay;
   CHECK(p.seconds == Approx(expected));
 }
+
+TEST_CASE("announcements another core wrote cost the probe's data transfer", "[model]") {
+  pr::MachineDescription d = toy_machine();
+  d.core_to_core.data_by_size = {{512, 0.2e-6}, {8192, 1.6e-6}};
+  const md::MachinePrices prices(d);
+  CHECK(prices.data_from_another_core_seconds(256) == Approx(0.1e-6));  // from (0, 0)
+  CHECK(prices.data_from_another_core_seconds(4352) == Approx(0.9e-6));
+  // Past the last size, its slope goes on.
+  CHECK(prices.data_from_another_core_seconds(16384) ==
+        Approx(1.6e-6 + 8192 * (1.4e-6 / (8192 - 512))));
+  const hreduce::Topology node = md::topology_of(prices.topology());
+  const md::MachinePrices plain_prices(toy_machine());
+  const hreduce::Topology plain_node = md::topology_of(plain_prices.topology());
+  // Two processes inline at 512 B: each reads the other's announcement (an
+  // allreduce), the root alone for a reduce.
+  for (const auto& [collective, readers] : {std::pair{"allreduce", 1}, {"reduce", 1}}) {
+    INFO(collective);
+    const md::CallCase call{collective, 512, "double"};
+    const double with = md::predict_hreduce(prices, node, {1, 2, 1}, call, {}).seconds;
+    const double without =
+        md::predict_hreduce(plain_prices, plain_node, {1, 2, 1}, call, {}).seconds;
+    CHECK(with - without == Approx(readers * 0.2e-6));
+  }
+}

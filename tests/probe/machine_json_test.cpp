@@ -31,6 +31,7 @@ pr::MachineDescription sample(bool with_mpi) {
   m.memory.one_thread = {{{9.5e9}}, {{7.25e9}}, {{1.1e10}}};
   m.memory.node_threads = {{{1.5e10}}, {{1.25e10}}, {{2e10}}};
   m.memory.one_thread_by_size = {{4096, 2e11, 3e11}, {128u << 20, 1e10, 1.5e10}};
+  m.core_to_core.data_by_size = {{512, 2e-7}, {8192, 1.5e-6}};
   m.fold = {{"sum", "double", 8, 2.5e9, 6e10}, {"minloc", "double_int", 16, 3e8, 1.44e10}};
   m.cross_process.vm_readv_fixed_seconds = 3.2e-6;
   m.cross_process.vm_readv_seconds_per_kib = 8.8e-8;
@@ -75,6 +76,11 @@ void check_equal(const pr::MachineDescription& a, const pr::MachineDescription& 
   CHECK(a.core_to_core.pairs[0].round_trip_seconds == b.core_to_core.pairs[0].round_trip_seconds);
   CHECK(a.core_to_core.by_relation[0].median_round_trip_seconds ==
         b.core_to_core.by_relation[0].median_round_trip_seconds);
+  REQUIRE(a.core_to_core.data_by_size.size() == b.core_to_core.data_by_size.size());
+  for (std::size_t i = 0; i < a.core_to_core.data_by_size.size(); ++i) {
+    CHECK(a.core_to_core.data_by_size[i].bytes == b.core_to_core.data_by_size[i].bytes);
+    CHECK(a.core_to_core.data_by_size[i].seconds == b.core_to_core.data_by_size[i].seconds);
+  }
   CHECK(a.memory.bytes_per_thread == b.memory.bytes_per_thread);
   CHECK(a.memory.threads_per_node == b.memory.threads_per_node);
   CHECK(a.memory.one_thread.copy == b.memory.one_thread.copy);
@@ -157,6 +163,7 @@ TEST_CASE("a version 1 description, without the by-size curves, still reads", "[
   // Written without them (as version 1 was), the curves come back empty.
   pr::MachineDescription plain = sample(true);
   plain.memory.one_thread_by_size.clear();
+  plain.core_to_core.data_by_size.clear();
   for (pr::MpiPair& p : plain.mpi->pairs) p.by_size.clear();
   plain.mpi->intra_node->by_size.clear();
   plain.mpi->inter_node->by_size.clear();
