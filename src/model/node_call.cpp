@@ -139,8 +139,12 @@ void NodeCall::stream_spread(int member, const std::map<int, double>& bytes_on_n
   then(member, sim_.add_task(std::move(join)));
 }
 
+// The probe's trip moves the lines both ways: the writer takes them back,
+// the reader fetches them. Where the writers wait for nothing of this call
+// (Waiters::last), their half runs while the reader waits on other things.
 void NodeCall::take_lines(int member, double count, double bytes, Level level) {
-  const double seconds = count * prices_.data_from_another_core_seconds(bytes);
+  const double share = waiters_of(kind_) == Waiters::last ? 0.5 : 1.0;
+  const double seconds = share * count * prices_.data_from_another_core_seconds(bytes);
   if (seconds <= 0) return;
   Task t;
   t.after = after_of(member);

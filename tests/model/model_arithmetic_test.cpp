@@ -221,9 +221,10 @@ TEST_CASE("announcements another core wrote cost the probe's data transfer", "[m
   const hreduce::Topology node = md::topology_of(prices.topology());
   const md::MachinePrices plain_prices(toy_machine());
   const hreduce::Topology plain_node = md::topology_of(plain_prices.topology());
-  // Two processes inline at 512 B: each reads the other's announcement (an
-  // allreduce), the root alone for a reduce.
-  for (const auto& [collective, readers] : {std::pair{"allreduce", 1}, {"reduce", 1}}) {
+  // Two processes inline at 512 B: each reads the other's announcement and
+  // its writer waits for it (an allreduce): the whole trip; the root alone
+  // reads, its writer waits for nothing (a reduce): half.
+  for (const auto& [collective, readers] : {std::pair{"allreduce", 1.0}, {"reduce", 0.5}}) {
     INFO(collective);
     const md::CallCase call{collective, 512, "double"};
     const double with = md::predict_hreduce(prices, node, {1, 2, 1}, call, {}).seconds;
