@@ -175,19 +175,26 @@ void NodeCall::sliced_pass(int process, bool every_output) {
       slice_shares(T, call_.bytes_per_member, element_bytes(call_.type), settings_.options);
   std::map<int, int> inputs_on_numa;
   for (int q : members_of(process, T)) ++inputs_on_numa[prices_.numa_of_pu(member_pu(q))];
-  // An exscan's last input folds into no one's output and member 0's output
-  // is left alone: T-1 of each (with two members, a copy and no fold).
+  // Member j's slice of T inputs takes T-1 folds (each reads two slices and
+  // writes one: a fold's vector bytes), the last writing the first output;
+  // every further output is a copy. An exscan's last input folds into no
+  // one's output and member 0's output is left alone: T-2 folds and T-1
+  // outputs (with two members, one copy).
   const bool exclusive = kind_ == CollectiveKind::exscan && layout_.processes * layout_.nodes == 1;
+  const double folds = T - (exclusive ? 2 : 1);
   const double outputs = every_output ? T - (exclusive ? 1 : 0) : 1;
-  const double share_read = exclusive ? static_cast<double>(T - 1) / T : 1;
   for (int j : members_of(process, T)) {
     const double slice = m_ * shares[static_cast<std::size_t>(j - process * T)];
-    std::map<int, double> reads;
-    for (const auto& [numa, count] : inputs_on_numa) reads[numa] = slice * count * share_read;
-    stream_spread(j, reads, exclusive && T == 2 ? Stream::copy : Stream::fold,
-                  Level::inside_process, "fold (sliced)");
-    stream(j, slice * outputs, Stream::copy, prices_.numa_of_pu(member_pu(j)),
-           Level::inside_process, "write results (sliced)");
+    const int mine = prices_.numa_of_pu(member_pu(j));
+    if (folds > 0) {
+      std::map<int, double> reads;  // the folds spread over where the inputs lie
+      for (const auto& [numa, count] : inputs_on_numa) reads[numa] = slice * folds * count / T;
+      stream_spread(j, reads, Stream::fold, Level::inside_process, "fold (sliced)");
+    } else {
+      stream(j, slice, Stream::copy, mine, Level::inside_process, "copy (sliced)");
+    }
+    stream(j, slice * (outputs - 1), Stream::copy, mine, Level::inside_process,
+           "write results (sliced)");
   }
 }
 
@@ -206,7 +213,11 @@ void NodeCall::tree_up(int process) {
       for (int a : after_of(from)) t.after.push_back(a);
       t.latency = prices_.one_way_seconds(member_pu(from), member_pu(to));
       t.work = m_;
-      t.own_rate = prices_.fold_rate(op_class_of(call_.type), call_.type);
+      // The hop's fold streams like any other: at the cache level of the
+      // call's working set, or from memory at one thread's rate.
+      const int numa = prices_.numa_of_pu(member_pu(to));
+      t.own_rate = cached_ ? cached_stream_rate(Stream::fold)
+                           : prices_.one_thread_rate(Stream::fold, numa, numa);
       t.level = Level::inside_process;
       t.term = "tree hops (line transfer and fold)";
       then(to, sim_.add_task(std::move(t)));
