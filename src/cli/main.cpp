@@ -77,7 +77,7 @@ constexpr const char* kTopoOptions = R"(topo options:
 )";
 
 constexpr const char* kProbeOptions = R"(probe options:
-  --json FILE        write the machine description (schema hreduce-machine/1, docs/machine.md)
+  --json FILE        write the machine description (schema hreduce-machine/2, docs/machine.md)
   --plot FILE.svg    latency and bandwidth matrices as heatmaps
   --quick            a few seconds instead of about a minute (smaller samples)
   --mpi              under mpirun: MPI point-to-point latency and bandwidth too

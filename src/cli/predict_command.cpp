@@ -2,6 +2,7 @@
 // level, replaying the runtime's own decisions (docs/model.md), beside the
 // flat-MPI algorithms on the same machine; with --validate, predictions
 // against measurements on this machine.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -10,6 +11,7 @@
 
 #include "src/cli/args.hpp"
 #include "src/cli/commands.hpp"
+#include "src/model/explain.hpp"
 #include "src/model/machines.hpp"
 #include "src/model/report.hpp"
 #include "src/model/validation.hpp"
@@ -41,6 +43,12 @@ constexpr const char* kPredictOptions = R"(predict options:
   --layouts L        with --validate: the layouts to measure, NxPxT comma-separated,
                      -zc after one for buffers in the node segment (default:
                      1x1x2,1x2x1,1x2x1-zc,2x1x1)
+  --measured FILE    with --validate: measure nothing; predict the measurements of an
+                     earlier `predict --validate --json FILE` again, on --machine (a
+                     probe file, e.g. the one that run wrote), and print the errors
+  --zero-copy        the team's buffers come from Team::allocate (no staging)
+  --explain          after each call, every path and algorithm the runtime could take
+                     at each level, with its predicted time, the runtime's choice marked
 )";
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -73,7 +81,27 @@ md::Request request_from(const Args& args) {
     }
     r.settings.placement = *policy;
   }
+  r.settings.zero_copy = args.has("--zero-copy");
   return r;
+}
+
+// --explain: per call, the candidates of each level, fastest first.
+void print_candidates(const md::MachinePrices& prices, const Topology& node,
+                      const md::Request& request, const std::vector<md::PredictedRow>& rows) {
+  for (const md::PredictedRow& row : rows) {
+    std::vector<md::Candidate> candidates =
+        md::explain_candidates(prices, node, request.layout, row.call, request.settings);
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const md::Candidate& a, const md::Candidate& b) {
+                       return a.level < b.level || (a.level == b.level && a.seconds < b.seconds);
+                     });
+    std::printf("\n%s %s %zu B:\n", row.call.collective.c_str(), row.call.type.c_str(),
+                row.call.bytes_per_member);
+    for (const md::Candidate& c : candidates) {
+      std::printf("  %-18s %-24s %12.2f us%s\n", c.level.c_str(), c.what.c_str(), c.seconds * 1e6,
+                  c.chosen ? "  <- the runtime's choice" : "");
+    }
+  }
 }
 
 int predict(const Args& args) {
@@ -96,6 +124,7 @@ int predict(const Args& args) {
   md::print_table(rows, false);
   if (!rows.empty())
     std::printf("decisions (first row): %s\n", rows.front().hreduce.decisions.c_str());
+  if (args.has("--explain")) print_candidates(prices, node, request, rows);
   if (auto path = args.get("--json")) {
     pr::Json::Array records;
     for (const md::PredictedRow& r : rows) records.push_back(md::to_json(r, members));
@@ -114,9 +143,15 @@ int predict(const Args& args) {
 }  // namespace
 
 int predict_command(const std::vector<std::string>& argv) {
-  const Args args("hreduce predict", argv, {"--validate", "--quick"},
+  const Args args("hreduce predict", argv, {"--validate", "--quick", "--zero-copy", "--explain"},
                   {"--machine", "--layout", "--placement", "--collectives", "--sizes", "--types",
-                   "--json", "--plot", "--layouts"});
+                   "--json", "--plot", "--layouts", "--measured"});
+  if (args.has("--validate") && args.has("--measured")) {
+    const std::string machine_name = args.get("--machine").value_or("this");
+    const md::MachinePrices prices(md::load_machine(
+        machine_name, [](const std::string& step) { std::cerr << "probe: " << step << '\n'; }));
+    return md::validate_measured(prices, *args.get("--measured"), args.get("--json"));
+  }
   if (args.has("--validate")) {
     return md::validate(request_from(args), args.has("--quick"), args.get("--json"),
                         args.get("--layouts"));

@@ -33,6 +33,25 @@ const probe::NumaMatrix& pick(const probe::MemoryKernels& kernels, Stream kind) 
   return kernels.read;
 }
 
+// Linear between the two points around x (in log x for working sets:
+// cache levels are far apart in size, close in log size).
+template <class Point, class X, class Y>
+double interpolate(const std::vector<Point>& points, double x, X x_of, Y y_of, bool log_x) {
+  auto at = [&](const Point& p) {
+    const double v = static_cast<double>(x_of(p));
+    return log_x ? std::log(v) : v;
+  };
+  const double t = log_x ? std::log(std::max(x, 1.0)) : x;
+  if (t <= at(points.front())) return y_of(points.front());
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    if (t <= at(points[i])) {
+      const double f = (t - at(points[i - 1])) / (at(points[i]) - at(points[i - 1]));
+      return y_of(points[i - 1]) + f * (y_of(points[i]) - y_of(points[i - 1]));
+    }
+  }
+  return y_of(points.back());
+}
+
 }  // namespace
 
 MachinePrices::MachinePrices(probe::MachineDescription machine) : machine_(std::move(machine)) {
@@ -107,6 +126,18 @@ double MachinePrices::fold_rate(const std::string& op_class, const std::string& 
 
 double MachinePrices::cached_copy_rate() const { return fold_rate("sum", "double"); }
 
+double MachinePrices::cached_rate(Stream kind, double working_set) const {
+  const std::vector<probe::SizedRate>& curve = machine_.memory.one_thread_by_size;
+  if (curve.empty() || kind == Stream::read ||
+      working_set > static_cast<double>(curve.back().working_set_bytes)) {
+    return 0;
+  }
+  const double counted = interpolate(
+      curve, working_set, [](const probe::SizedRate& r) { return r.working_set_bytes; },
+      [&](const probe::SizedRate& r) { return kind == Stream::copy ? r.copy : r.fold; }, true);
+  return vector_rate(kind, counted);
+}
+
 std::uint64_t MachinePrices::last_level_cache_bytes() const {
   const probe::MachineTopology& t = machine_.topology;
   const std::uint64_t one = t.l3_bytes > 0 ? t.l3_bytes : t.l2_bytes;
@@ -149,6 +180,46 @@ double MachinePrices::mpi_inter_latency() const {
 double MachinePrices::mpi_inter_rate() const {
   if (machine_.mpi && machine_.mpi->inter_node) return machine_.mpi->inter_node->bytes_per_second;
   return 1 / CostModel{}.beta_seconds_per_byte;
+}
+
+double MachinePrices::data_from_another_core_seconds(double bytes) const {
+  std::vector<probe::DataTransfer> curve = machine_.core_to_core.data_by_size;
+  if (curve.empty() || bytes <= 0) return 0;
+  curve.insert(curve.begin(), probe::DataTransfer{0, 0});
+  const probe::DataTransfer& last = curve.back();
+  if (bytes > static_cast<double>(last.bytes)) {
+    const probe::DataTransfer& before = curve[curve.size() - 2];
+    const double per_byte =
+        (last.seconds - before.seconds) / static_cast<double>(last.bytes - before.bytes);
+    return last.seconds + (bytes - static_cast<double>(last.bytes)) * std::max(0.0, per_byte);
+  }
+  return interpolate(
+      curve, bytes, [](const probe::DataTransfer& d) { return d.bytes; },
+      [](const probe::DataTransfer& d) { return d.seconds; }, false);
+}
+
+double MachinePrices::message_seconds(double bytes, bool between_nodes) const {
+  const std::optional<probe::MpiLink>* link = nullptr;
+  if (machine_.mpi) link = between_nodes ? &machine_.mpi->inter_node : &machine_.mpi->intra_node;
+  const double rate = between_nodes ? mpi_inter_rate() : mpi_intra_rate();
+  if (link == nullptr || !*link || (*link)->by_size.empty()) {
+    return (between_nodes ? mpi_inter_latency() : mpi_intra_latency()) + bytes / rate;
+  }
+  const std::vector<probe::MessageTime>& curve = (*link)->by_size;
+  const double last = static_cast<double>(curve.back().bytes);
+  if (bytes > last && curve.size() >= 2) {
+    // The last step of the curve goes on: its per-byte cost is that of
+    // messages through memory, which the link's bandwidth (measured on one
+    // size, often in cache) is not.
+    const probe::MessageTime& a = curve[curve.size() - 2];
+    const double per_byte =
+        (curve.back().one_way_seconds - a.one_way_seconds) / (last - static_cast<double>(a.bytes));
+    return curve.back().one_way_seconds + (bytes - last) * (per_byte > 0 ? per_byte : 1 / rate);
+  }
+  if (bytes > last) return curve.back().one_way_seconds + (bytes - last) / rate;
+  return interpolate(
+      curve, bytes, [](const probe::MessageTime& t) { return t.bytes; },
+      [](const probe::MessageTime& t) { return t.one_way_seconds; }, false);
 }
 
 }  // namespace hreduce::detail::model

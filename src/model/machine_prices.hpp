@@ -48,6 +48,18 @@ class MachinePrices {
   // NUMA nodes involved); above it a stream goes to memory.
   std::uint64_t last_level_cache_bytes() const;
 
+  // Vector bytes per second of one thread whose buffers (source and target
+  // together: `working_set` bytes) stay where the probe's by-size curve
+  // found that working set: interpolated between the sizes measured. 0
+  // where there is no curve or the working set lies beyond it: then the
+  // memory matrices price the stream, shared with the NUMA node's others.
+  double cached_rate(Stream kind, double working_set) const;
+
+  // Reading `bytes` another core wrote since (its lines move to this one):
+  // the probe's data_by_size, linear between its sizes and past the last;
+  // 0 where the description has none.
+  double data_from_another_core_seconds(double bytes) const;
+
   // One process_vm_readv/writev of `bytes`; whether the kernel allows it.
   double single_copy_seconds(std::size_t bytes) const;
   bool single_copy_available() const;
@@ -58,6 +70,11 @@ class MachinePrices {
   double mpi_intra_rate() const;
   double mpi_inter_latency() const;
   double mpi_inter_rate() const;
+  // One MPI message of `bytes` one way (between nodes or within one): the
+  // probe's by-size curve, interpolated, and past its largest size that
+  // size's time plus the rest at the link's rate; without a curve, latency
+  // plus bytes over the rate.
+  double message_seconds(double bytes, bool between_nodes) const;
 
  private:
   double matrix_rate(const probe::NumaMatrix& matrix, int from, int to) const;

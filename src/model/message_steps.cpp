@@ -6,6 +6,9 @@
 namespace hreduce::detail::model {
 namespace {
 
+// The message whose time is all latency: the probe's smallest.
+constexpr double kSmallestMessageBytes = 8;
+
 long long largest_power_of_two_at_most(long long q) {
   long long p = 1;
   while (p * 2 <= q) p *= 2;
@@ -160,22 +163,32 @@ MessagePrice price_steps(const std::vector<MessageStep>& steps, long long R,
   MessagePrice p;
   double node_copy = 0;  // vector bytes per second the whole node copies
   for (int i = 0; i < prices.numa_nodes(); ++i) node_copy += prices.node_rate(Stream::copy, i, i);
-  const double link = prices.mpi_inter_rate(), intra = prices.mpi_intra_rate();
+  // A message's time beyond the smallest one's (the probe's curve: protocol
+  // steps and copies), per message, between nodes and within one.
+  auto beyond_latency = [&](double bytes, bool between) {
+    return std::max(0.0, prices.message_seconds(bytes, between) -
+                             prices.message_seconds(kSmallestMessageBytes, between));
+  };
+  const double latency_inter = prices.message_seconds(kSmallestMessageBytes, true);
+  const double latency_intra = prices.message_seconds(kSmallestMessageBytes, false);
   for (const MessageStep& s : steps) {
     const auto n = static_cast<double>(s.repeat);
     double latency = 0, transfer = 0;
     if (s.one_flow) {
       // One receiver: R-1 of the messages from its node, the rest over its link.
       const double inside = std::min<double>(n, static_cast<double>(R - 1)), outside = n - inside;
-      latency = inside * prices.mpi_intra_latency() + outside * prices.mpi_inter_latency();
-      transfer = inside * s.bytes / intra + outside * s.bytes / link;
+      latency = inside * latency_intra + outside * latency_inter;
+      transfer = inside * beyond_latency(s.bytes, false) + outside * beyond_latency(s.bytes, true);
     } else {
       const long long k = crossing(s, R);
-      const double over_link = k > 0 ? static_cast<double>(k) * s.bytes / link : 0;
+      // k flows share the link: each message's time beyond latency, k times.
+      const double over_link = k > 0 ? static_cast<double>(k) * beyond_latency(s.bytes, true) : 0;
       // Shared-memory messages are copied in and out: two copies each.
       const double in_memory =
-          R - k > 0 ? s.bytes / std::min(intra, node_copy / (2.0 * static_cast<double>(R - k))) : 0;
-      latency = n * (k > 0 ? prices.mpi_inter_latency() : prices.mpi_intra_latency());
+          R - k > 0 ? std::max(beyond_latency(s.bytes, false),
+                               s.bytes * 2.0 * static_cast<double>(R - k) / node_copy)
+                    : 0;
+      latency = n * (k > 0 ? latency_inter : latency_intra);
       transfer = n * std::max(over_link, in_memory);
     }
     p.latency += latency;

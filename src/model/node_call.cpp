@@ -26,7 +26,13 @@ NodeCall::NodeCall(const MachinePrices& prices, const Topology& node, const Layo
   oversubscribed_ = members > node.count(hreduce::Level::core) && members > node.pu_count();
   // Buffers are reused call after call (as in the bench): inputs and
   // outputs of every member stay in the caches when they fit.
-  cached_ = 2 * m_ * members <= static_cast<double>(prices.last_level_cache_bytes());
+  // With the probe's by-size curve, each member's own working set (its
+  // input and output) says which cache level serves it, as it did for the
+  // probe's one thread; without it, whether the whole node's data fit the
+  // last-level caches.
+  working_set_ = 2 * m_;
+  cached_ = prices.cached_rate(Stream::copy, working_set_) > 0 ||
+            2 * m_ * members <= static_cast<double>(prices.last_level_cache_bytes());
   for (int numa = 0; numa < prices.numa_nodes(); ++numa) {
     memory_.push_back(
         sim_.add_resource("memory bandwidth of NUMA node " + std::to_string(numa), 1.0));
@@ -42,7 +48,17 @@ std::vector<int> NodeCall::after_of(int member) const {
 // line serves one access at a time, so k members take k transfers. Across
 // processes on an oversubscribed node a waiter sleeps, and the last
 // arrival pays a futex wake-up.
-void NodeCall::synchronise(const std::vector<int>& members, Level level, const std::string& what) {
+double NodeCall::cached_stream_rate(Stream kind) const {
+  if (!cached_) return 0;
+  const double op_rate = prices_.fold_rate(op_class_of(call_.type), call_.type);
+  const double level_rate = prices_.cached_rate(kind, working_set_);
+  if (level_rate <= 0) return kind == Stream::fold ? op_rate : prices_.cached_copy_rate();
+  // The op's own speed (MINLOC is slower than a sum) caps a fold.
+  return kind == Stream::fold ? std::min(level_rate, op_rate) : level_rate;
+}
+
+void NodeCall::synchronise(const std::vector<int>& members, Level level, const std::string& what,
+                           Waiters waiters) {
   if (members.size() < 2) return;
   const int owner = member_pu(members.front());
   double slowest = 0;
@@ -50,7 +66,8 @@ void NodeCall::synchronise(const std::vector<int>& members, Level level, const s
   const int line = sim_.add_resource(
       "a line " + std::to_string(members.size()) + " members poll (" + what + ")", 1 / slowest);
   Task join;
-  for (int m : members) {
+  for (std::size_t i = waiters == Waiters::last ? 1 : 0; i < members.size(); ++i) {
+    const int m = members[i];
     Task access;
     access.after = after_of(m);
     access.work = 1;
@@ -76,8 +93,7 @@ void NodeCall::stream(int member, double bytes, Stream kind, int data_numa, Leve
   t.term = term;
   if (cached_) {
     t.work = bytes;
-    t.own_rate = kind == Stream::fold ? prices_.fold_rate(op_class_of(call_.type), call_.type)
-                                      : prices_.cached_copy_rate();
+    t.own_rate = cached_stream_rate(kind);
   } else {
     // Work in seconds of the whole NUMA node's bandwidth: one stream runs
     // at its one-thread rate, k streams share the node.
@@ -123,6 +139,21 @@ void NodeCall::stream_spread(int member, const std::map<int, double>& bytes_on_n
   then(member, sim_.add_task(std::move(join)));
 }
 
+// The probe's trip moves the lines both ways: the writer takes them back,
+// the reader fetches them. Where the writers wait for nothing of this call
+// (Waiters::last), their half runs while the reader waits on other things.
+void NodeCall::take_lines(int member, double count, double bytes, Level level) {
+  const double share = waiters_of(kind_) == Waiters::last ? 0.5 : 1.0;
+  const double seconds = share * count * prices_.data_from_another_core_seconds(bytes);
+  if (seconds <= 0) return;
+  Task t;
+  t.after = after_of(member);
+  t.latency = seconds;
+  t.level = level;
+  t.term = "lines from the other cores";
+  then(member, sim_.add_task(std::move(t)));
+}
+
 namespace {
 std::vector<int> members_of(int process, int threads) {
   std::vector<int> members;
@@ -144,13 +175,26 @@ void NodeCall::sliced_pass(int process, bool every_output) {
       slice_shares(T, call_.bytes_per_member, element_bytes(call_.type), settings_.options);
   std::map<int, int> inputs_on_numa;
   for (int q : members_of(process, T)) ++inputs_on_numa[prices_.numa_of_pu(member_pu(q))];
+  // Member j's slice of T inputs takes T-1 folds (each reads two slices and
+  // writes one: a fold's vector bytes), the last writing the first output;
+  // every further output is a copy. An exscan's last input folds into no
+  // one's output and member 0's output is left alone: T-2 folds and T-1
+  // outputs (with two members, one copy).
+  const bool exclusive = kind_ == CollectiveKind::exscan && layout_.processes * layout_.nodes == 1;
+  const double folds = T - (exclusive ? 2 : 1);
+  const double outputs = every_output ? T - (exclusive ? 1 : 0) : 1;
   for (int j : members_of(process, T)) {
     const double slice = m_ * shares[static_cast<std::size_t>(j - process * T)];
-    std::map<int, double> reads;
-    for (const auto& [numa, count] : inputs_on_numa) reads[numa] = slice * count;
-    stream_spread(j, reads, Stream::fold, Level::inside_process, "fold (sliced)");
-    stream(j, every_output ? slice * T : slice, Stream::copy, prices_.numa_of_pu(member_pu(j)),
-           Level::inside_process, "write results (sliced)");
+    const int mine = prices_.numa_of_pu(member_pu(j));
+    if (folds > 0) {
+      std::map<int, double> reads;  // the folds spread over where the inputs lie
+      for (const auto& [numa, count] : inputs_on_numa) reads[numa] = slice * folds * count / T;
+      stream_spread(j, reads, Stream::fold, Level::inside_process, "fold (sliced)");
+    } else {
+      stream(j, slice, Stream::copy, mine, Level::inside_process, "copy (sliced)");
+    }
+    stream(j, slice * (outputs - 1), Stream::copy, mine, Level::inside_process,
+           "write results (sliced)");
   }
 }
 
@@ -169,7 +213,11 @@ void NodeCall::tree_up(int process) {
       for (int a : after_of(from)) t.after.push_back(a);
       t.latency = prices_.one_way_seconds(member_pu(from), member_pu(to));
       t.work = m_;
-      t.own_rate = prices_.fold_rate(op_class_of(call_.type), call_.type);
+      // The hop's fold streams like any other: at the cache level of the
+      // call's working set, or from memory at one thread's rate.
+      const int numa = prices_.numa_of_pu(member_pu(to));
+      t.own_rate = cached_ ? cached_stream_rate(Stream::fold)
+                           : prices_.one_thread_rate(Stream::fold, numa, numa);
       t.level = Level::inside_process;
       t.term = "tree hops (line transfer and fold)";
       then(to, sim_.add_task(std::move(t)));
@@ -193,9 +241,11 @@ void NodeCall::whole_call_in_one_process() {
   }
   if (d.path == LocalPath::mailbox) {
     for (int j : all) stream(j, m_, Stream::copy, numa0, Level::inside_process, "announce");
-    synchronise(all, Level::waiting, "announcements");
+    synchronise(all, Level::waiting, "announcements", waiters_of(kind_));
     for (int j : all) {
       if (kind_ == CollectiveKind::reduce && j != 0) continue;
+      const bool scan = kind_ == CollectiveKind::scan || kind_ == CollectiveKind::exscan;
+      take_lines(j, scan ? j : T - 1, m_, Level::inside_process);
       stream(j, m_ * T, Stream::fold, numa0, Level::inside_process, "fold the payloads");
     }
     return;
@@ -210,7 +260,8 @@ void NodeCall::whole_call_in_one_process() {
   }
   synchronise(all, Level::waiting, "arrival");
   sliced_pass(0, writes_every_output(kind_));
-  synchronise(all, Level::waiting, "slices done");
+  synchronise(all, Level::waiting, "slices done",
+              kind_ == CollectiveKind::reduce ? Waiters::last : Waiters::all);
 }
 
 // Step 1 of a team over processes: the process's members reduce (or scan)
@@ -218,7 +269,16 @@ void NodeCall::whole_call_in_one_process() {
 // buffers to the node level.
 void NodeCall::local_up(int process) {
   const int T = layout_.threads;
-  if (T == 1) return;
+  if (T == 1) {
+    // By messages alone, the engine's one-member step still copies the
+    // input into the leader's buffer (the output, or the workspace) that
+    // the messages then fold in place; the node level takes it as it is.
+    if (!by_node_level()) {
+      stream(leader(process), m_, Stream::copy, prices_.numa_of_pu(member_pu(leader(process))),
+             Level::inside_process, "copy the input to the leader's buffer");
+    }
+    return;
+  }
   const bool scan = kind_ == CollectiveKind::scan || kind_ == CollectiveKind::exscan;
   const CollectiveKind step = scan ? kind_ : CollectiveKind::reduce;
   const int team = static_cast<int>(std::min<long long>(layout_.members(), 1 << 30));
@@ -238,6 +298,19 @@ void NodeCall::local_up(int process) {
 // Step 3: every member takes its part of the leader's result.
 void NodeCall::local_down(int process) {
   const int T = layout_.threads;
+  if (kind_ == CollectiveKind::reduce || kind_ == CollectiveKind::allreduce) {
+    if (T == 1) return;  // the result is in the lone member's output already
+  } else if (T == 1) {
+    // A lone member by messages: its block, or its prefix combined with its input.
+    if (by_node_level()) return;
+    const int l = leader(process);
+    const double part = kind_ == CollectiveKind::reduce_scatter_block
+                            ? m_ / static_cast<double>(layout_.members())
+                            : m_;
+    stream(l, part, kind_ == CollectiveKind::scan ? Stream::fold : Stream::copy,
+           prices_.numa_of_pu(member_pu(l)), Level::inside_process, "the lone member's result");
+    return;
+  }
   if (T == 1 || kind_ == CollectiveKind::reduce) return;
   const std::vector<int> all = members_of(process, T);
   synchronise(all, Level::waiting, "leader's result published");

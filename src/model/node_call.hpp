@@ -20,6 +20,18 @@
 
 namespace hreduce::detail::model {
 
+// Who waits on a group's announcements: everyone (allreduce,
+// reduce_scatter), or only the root (reduce) and each member on its lower
+// ranks (scans): then the first member's store is seen by no one waiting
+// on it, and a steady stream of calls pays one line transfer fewer.
+enum class Waiters { all, last };
+inline Waiters waiters_of(CollectiveKind kind) {
+  return kind == CollectiveKind::reduce || kind == CollectiveKind::scan ||
+                 kind == CollectiveKind::exscan
+             ? Waiters::last
+             : Waiters::all;
+}
+
 class NodeCall {
  public:
   NodeCall(const MachinePrices& prices, const Topology& node, const Layout& layout,
@@ -30,14 +42,24 @@ class NodeCall {
   // Building blocks (node_call.cpp).
   int member_pu(int member) const { return pus_[static_cast<std::size_t>(member)]; }
   int leader(int process) const { return process * layout_.threads; }
+  // Processes of a node combine through its segment (else by messages alone).
+  bool by_node_level() const { return layout_.processes > 1 && settings_.node_shared_memory; }
   void then(int member, int task) { last_[static_cast<std::size_t>(member)] = task; }
   std::vector<int> after_of(int member) const;
-  // Every member in `members` touches one line in turn; each continues when all have.
-  void synchronise(const std::vector<int>& members, Level level, const std::string& what);
+  // Every member in `members` touches one line in turn; each continues when
+  // all have (with Waiters::last, k members take k-1 transfers).
+  void synchronise(const std::vector<int>& members, Level level, const std::string& what,
+                   Waiters waiters = Waiters::all);
+  // Vector bytes per second a member streams at when the call's buffers
+  // stay in its caches (0: they do not, memory bandwidth prices it).
+  double cached_stream_rate(Stream kind) const;
   // `member` streams `bytes` of vector (read, copy or fold) from memory on
   // NUMA node `data_numa`, or from caches when the call's data fit there.
   void stream(int member, double bytes, Stream kind, int data_numa, Level level,
               const std::string& term);
+  // `member` reads `count` announcements of `bytes` that other members
+  // wrote this call: their lines come from the writers' caches.
+  void take_lines(int member, double count, double bytes, Level level);
   void stream_spread(int member, const std::map<int, double>& bytes_on_numa, Stream kind,
                      Level level, const std::string& term);
 
@@ -61,8 +83,9 @@ class NodeCall {
   CallCase call_;
   ModelSettings settings_;
   CollectiveKind kind_ = CollectiveKind::allreduce;
-  double m_ = 0;         // bytes per member
-  bool cached_ = false;  // the call's working set fits the caches
+  double m_ = 0;            // bytes per member
+  bool cached_ = false;     // the call's working set fits the caches
+  double working_set_ = 0;  // bytes each member touches call after call
   bool oversubscribed_ = false;
   std::vector<int> pus_;     // PU of each member of the node
   std::vector<int> last_;    // each member's latest task (-1: none)

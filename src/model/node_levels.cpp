@@ -16,6 +16,10 @@
 namespace hreduce::detail::model {
 namespace {
 
+// The leaders' status word (CallStatus in src/hybrid/agreement.cpp: the
+// call's signature, counts and roots, and a failure's text of 240 bytes).
+constexpr double kStatusMessageBytes = 304;
+
 bool is_scan(CollectiveKind kind) {
   return kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
 }
@@ -57,12 +61,14 @@ void NodeCall::node_inline(const std::vector<int>& leaders) {
     stream(l, m_, Stream::copy, prices_.numa_of_pu(member_pu(l)), Level::node_segment,
            "write the announcement");
   }
-  synchronise(leaders, Level::waiting, "announcements");
+  synchronise(leaders, Level::waiting, "announcements", waiters_of(kind));
   for (std::size_t q = 0; q < leaders.size(); ++q) {
     double reads = (P - 1) * m_;
     if (kind == CollectiveKind::reduce && q != 0) reads = 0;
     if (kind == CollectiveKind::reduce_scatter_block) reads = (P - 1) * m_ / P;
     if (is_scan(kind)) reads = static_cast<double>(q) * m_;
+    const double announcement = kind == CollectiveKind::reduce_scatter_block ? m_ / P : m_;
+    take_lines(leaders[q], reads / announcement, announcement, Level::node_segment);
     stream(leaders[q], reads, Stream::fold, prices_.numa_of_pu(member_pu(leaders[q])),
            Level::node_segment, "fold the announcements");
   }
@@ -174,18 +180,24 @@ void NodeCall::between_nodes() {
   shape.nodes = N;
   shape.node_level = node_level;
   shape.grouped_by_node = !node_level && P > 1 && N > 1 && InterOptions{}.by_node;
+  InterOverrides overrides;
+  overrides.allreduce = settings_.inter_allreduce;
+  overrides.reduce_scatter = settings_.inter_reduce_scatter;
   const InterDecision d =
-      decide_between_processes(kind_, call_.bytes_per_member, true, shape, InterOverrides{});
+      decide_between_processes(kind_, call_.bytes_per_member, true, shape, overrides);
   if (d.participants <= 1) return;
   decisions_ += std::string("; between processes: ") + std::string(to_string(d.algorithm)) +
                 " over " + std::to_string(d.participants);
   const long long per_node = std::max(1, d.participants / N);
   const auto [algorithm, pattern] = pattern_of(d.algorithm);
-  const double fold_rate = cached_ ? prices_.fold_rate(op_class_of(call_.type), call_.type)
-                                   : prices_.one_thread_rate(Stream::fold, 0, 0);
-  const MessagePrice status = price_steps(
-      message_steps(MessageAlgorithm::recursive_doubling, "allreduce", d.participants, 0), per_node,
-      prices_, fold_rate);
+  const double fold_rate =
+      cached_ ? cached_stream_rate(Stream::fold) : prices_.one_thread_rate(Stream::fold, 0, 0);
+  // Scans by messages alone end with a second status round (by_messages.cpp).
+  const double status_rounds = is_scan(kind_) && !node_level ? 2 : 1;
+  const MessagePrice status =
+      price_steps(message_steps(MessageAlgorithm::recursive_doubling, "allreduce", d.participants,
+                                kStatusMessageBytes),
+                  per_node, prices_, fold_rate);
   const MessagePrice data = price_steps(message_steps(algorithm, pattern, d.participants, m_),
                                         per_node, prices_, fold_rate);
   std::vector<int> senders;
@@ -197,7 +209,7 @@ void NodeCall::between_nodes() {
   start.level = Level::waiting;
   int previous = sim_.add_task(std::move(start));
   const std::pair<double, const char*> parts[] = {
-      {status.latency + data.latency, "network latency"},
+      {status_rounds * (status.latency + status.transfer) + data.latency, "network latency"},
       {data.transfer, "message transfer"},
       {data.fold, "fold between nodes"}};
   for (const auto& [seconds, term] : parts) {

@@ -12,6 +12,7 @@
 
 #include "hreduce/options.hpp"
 #include "hreduce/topology.hpp"
+#include "src/inter/inter.hpp"  // InterAlgorithm
 #include "src/model/fluid_simulation.hpp"
 #include "src/model/machine_prices.hpp"
 
@@ -37,7 +38,10 @@ struct ModelSettings {
   bool node_shared_memory = true;  // processes of a node combine through the segment
   bool single_copy = true;         // and may use process_vm_readv (if the machine allows)
   bool zero_copy = false;          // buffers from Team::allocate: no staging, no drain
-  CollectiveOptions options;       // the runtime's defaults
+  // The inter-process algorithm a program may force (automatic: the runtime's cost model).
+  InterAlgorithm inter_allreduce = InterAlgorithm::automatic;
+  InterAlgorithm inter_reduce_scatter = InterAlgorithm::automatic;
+  CollectiveOptions options;  // the runtime's defaults
 };
 
 struct Prediction {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "hreduce/error.hpp"
@@ -227,6 +228,53 @@ int validate(const Request& given, bool quick, const std::optional<std::string>&
   std::printf("(files of this run: %s)\n", dir);
   if (json_path) {
     probe::write_text_file(*json_path, probe::Json(std::move(records)).dump() + "\n", "--json");
+  }
+  return all.empty() ? 1 : 0;
+}
+
+int validate_measured(const MachinePrices& prices, const std::string& measured_json,
+                      const std::optional<std::string>& json_path) {
+  const Topology node = topology_of(prices.topology());
+  const int cores = std::max(1, node.count(hreduce::Level::core));
+  std::map<std::string, std::vector<PredictedRow>> by_layout;  // "1x2x1, zero copy"
+  std::vector<std::string> order;
+  const probe::Json records = probe::Json::parse(read_file(measured_json));
+  for (const probe::Json& r : records.as_array(measured_json)) {
+    const std::string w = measured_json + ": record";
+    PredictedRow row;
+    row.call = {r.at("collective", w).as_string(w),
+                static_cast<std::size_t>(r.at("bytes_per_member", w).as_number(w)),
+                r.at("type", w).as_string(w)};
+    row.layout = r.at("layout", w).as_string(w);
+    const probe::Json* variant = r.find("variant");
+    row.variant = variant != nullptr && !variant->is_null() ? variant->as_string(w) : "";
+    row.measured_seconds = r.at("measured_seconds", w).as_number(w);
+    const Layout layout = parse_layout(row.layout);
+    row.oversubscribed = layout.members() > cores;
+    ModelSettings settings;
+    settings.zero_copy = row.variant == "zero copy";
+    row.hreduce = predict_hreduce(prices, node, layout, row.call, settings);
+    row.flat = predict_flat_mpi(prices, layout, row.call);
+    const std::string key = row.layout + (row.variant.empty() ? "" : ", " + row.variant);
+    if (!by_layout.contains(key)) order.push_back(key);
+    by_layout[key].push_back(std::move(row));
+  }
+  std::vector<PredictedRow> all;
+  probe::Json::Array out;
+  for (const std::string& key : order) {
+    const std::vector<PredictedRow>& rows = by_layout[key];
+    std::printf("\nlayout %s:\n", key.c_str());
+    print_table(rows, true);
+    print_summary("  this layout", summarise_errors(rows));
+    for (const PredictedRow& r : rows) {
+      out.push_back(to_json(r, parse_layout(r.layout).members()));
+    }
+    all.insert(all.end(), rows.begin(), rows.end());
+  }
+  std::printf("\n");
+  print_summary("all layouts", summarise_errors(all));
+  if (json_path) {
+    probe::write_text_file(*json_path, probe::Json(std::move(out)).dump() + "\n", "--json");
   }
   return all.empty() ? 1 : 0;
 }

@@ -27,4 +27,11 @@ ErrorSummary summarise_errors(const std::vector<PredictedRow>& rows);
 int validate(const Request& request, bool quick, const std::optional<std::string>& json_path,
              const std::optional<std::string>& layouts = std::nullopt);
 
+// The measurements of an earlier run (its --json records) predicted again
+// on `prices`: to see what a change of the model does without measuring
+// again, or to check the model against a run on another machine with that
+// machine's probe file. The same tables and summaries as validate().
+int validate_measured(const MachinePrices& prices, const std::string& measured_json,
+                      const std::optional<std::string>& json_path);
+
 }  // namespace hreduce::detail::model

@@ -12,7 +12,10 @@
 
 namespace hreduce::detail::probe {
 
-inline constexpr const char* kMachineSchema = "hreduce-machine/1";
+inline constexpr const char* kMachineSchema = "hreduce-machine/2";
+// Version 1 lacks the by-size curves below; it still reads (a model then
+// falls back to the large-buffer figures).
+inline constexpr const char* kMachineSchemaWithoutCurves = "hreduce-machine/1";
 
 // How two PUs share the machine, closest first: the innermost level that
 // contains both.
@@ -43,10 +46,20 @@ struct RelationSummary {
   double median_round_trip_seconds = 0;
 };
 
+// Data one core just wrote, read by another: the seconds a round trip
+// takes beyond the bare flag's when the answering side first writes
+// `bytes` and the asking side then reads them (the lines travel both ways,
+// as an announcement rewritten call after call does).
+struct DataTransfer {
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+};
+
 struct CoreToCore {
   bool all_pairs = false;  // false: one pair per relation plus a sample
   std::vector<PairLatency> pairs;
   std::vector<RelationSummary> by_relation;  // only the relations measured
+  std::vector<DataTransfer> data_by_size;    // the first pair; empty in version 1
 };
 
 // Bytes per second; [from][to]: threads on NUMA node `from`, memory on `to`.
@@ -54,8 +67,17 @@ using NumaMatrix = std::vector<std::vector<double>>;
 struct MemoryKernels {
   NumaMatrix read, copy, fold;
 };
+// One thread on NUMA node 0 streaming its own buffers of one size again and
+// again: the rate of the cache level that working set lives in (bytes
+// counted as in MemoryKernels).
+struct SizedRate {
+  std::uint64_t working_set_bytes = 0;  // source and target together
+  double copy = 0, fold = 0;
+};
+
 struct MemoryBandwidth {
   std::uint64_t bytes_per_thread = 0;
+  std::vector<SizedRate> one_thread_by_size;  // smallest first; empty in version 1
   MemoryKernels one_thread;
   MemoryKernels node_threads;         // every core of the NUMA node `from`, one thread each
   std::vector<int> threads_per_node;  // how many threads node_threads ran, per NUMA node
@@ -79,15 +101,22 @@ struct CrossProcess {
   double futex_wake_median_seconds = 0, futex_wake_p90_seconds = 0;
 };
 
+// Half the round trip of a ping-pong of `bytes`.
+struct MessageTime {
+  std::uint64_t bytes = 0;
+  double one_way_seconds = 0;
+};
 struct MpiPair {
   int a = 0, b = 0;  // ranks, a < b
   bool same_node = true;
-  double latency_seconds = 0;   // half the round trip of an 8-byte message
-  double bytes_per_second = 0;  // one way, from a ping-pong of large messages
+  double latency_seconds = 0;        // half the round trip of an 8-byte message
+  double bytes_per_second = 0;       // one way, from a ping-pong of large messages
+  std::vector<MessageTime> by_size;  // smallest first; empty in version 1
 };
 struct MpiLink {
   int pairs = 0;
   double latency_seconds = 0, bytes_per_second = 0;  // medians over the pairs
+  std::vector<MessageTime> by_size;                  // the median per size
 };
 struct MpiPointToPoint {
   int processes = 0, nodes = 0;

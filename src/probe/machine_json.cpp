@@ -92,8 +92,14 @@ Json core_to_core_json(const CoreToCore& c) {
                                 {"pairs", s.pairs},
                                 {"median_round_trip_seconds", s.median_round_trip_seconds}});
   }
-  return Object{
-      {"all_pairs", c.all_pairs}, {"by_relation", std::move(summary)}, {"pairs", std::move(pairs)}};
+  Array data;
+  for (const DataTransfer& d : c.data_by_size) {
+    data.emplace_back(Object{{"bytes", d.bytes}, {"seconds", d.seconds}});
+  }
+  return Object{{"all_pairs", c.all_pairs},
+                {"by_relation", std::move(summary)},
+                {"pairs", std::move(pairs)},
+                {"data_by_size", std::move(data)}};
 }
 
 Relation relation_from(const Json& j, const std::string& what) {
@@ -116,14 +122,27 @@ CoreToCore core_to_core_from(const Json& j) {
     c.by_relation.push_back({relation_from(s, sw), s.at("pairs", sw).as_int(sw),
                              s.at("median_round_trip_seconds", sw).as_number(sw)});
   }
+  if (const Json* data = j.find("data_by_size")) {
+    const std::string dw = w + ".data_by_size[]";
+    for (const Json& d : data->as_array(dw)) {
+      c.data_by_size.push_back({static_cast<std::uint64_t>(d.at("bytes", dw).as_number(dw)),
+                                d.at("seconds", dw).as_number(dw)});
+    }
+  }
   return c;
 }
 
 Json memory_json(const MemoryBandwidth& m) {
+  Array by_size;
+  for (const SizedRate& r : m.one_thread_by_size) {
+    by_size.emplace_back(
+        Object{{"working_set_bytes", r.working_set_bytes}, {"copy", r.copy}, {"fold", r.fold}});
+  }
   return Object{{"bytes_per_thread", m.bytes_per_thread},
                 {"threads_per_node", Array(m.threads_per_node.begin(), m.threads_per_node.end())},
                 {"one_thread", kernels_json(m.one_thread)},
-                {"node_threads", kernels_json(m.node_threads)}};
+                {"node_threads", kernels_json(m.node_threads)},
+                {"one_thread_by_size", std::move(by_size)}};
 }
 
 MemoryBandwidth memory_from(const Json& j) {
@@ -136,6 +155,14 @@ MemoryBandwidth memory_from(const Json& j) {
   }
   m.one_thread = kernels_from(j.at("one_thread", w), w + ".one_thread");
   m.node_threads = kernels_from(j.at("node_threads", w), w + ".node_threads");
+  if (const Json* by_size = j.find("one_thread_by_size")) {
+    const std::string bw = w + ".one_thread_by_size[]";
+    for (const Json& r : by_size->as_array(bw)) {
+      m.one_thread_by_size.push_back(
+          {static_cast<std::uint64_t>(r.at("working_set_bytes", bw).as_number(bw)),
+           r.at("copy", bw).as_number(bw), r.at("fold", bw).as_number(bw)});
+    }
+  }
   return m;
 }
 
@@ -190,17 +217,38 @@ CrossProcess cross_process_from(const Json& j) {
 
 namespace {
 
+Json curve_json(const std::vector<MessageTime>& curve) {
+  Array out;
+  for (const MessageTime& t : curve) {
+    out.emplace_back(Object{{"bytes", t.bytes}, {"one_way_seconds", t.one_way_seconds}});
+  }
+  return out;
+}
+
+// Absent in version 1: an empty curve.
+std::vector<MessageTime> curve_from(const Json& j, const std::string& w) {
+  std::vector<MessageTime> curve;
+  const Json* by_size = j.find("one_way_by_size");
+  if (by_size == nullptr) return curve;
+  for (const Json& t : by_size->as_array(w + ".one_way_by_size")) {
+    curve.push_back({static_cast<std::uint64_t>(t.at("bytes", w).as_number(w)),
+                     t.at("one_way_seconds", w).as_number(w)});
+  }
+  return curve;
+}
+
 Json link_json(const std::optional<MpiLink>& link) {
   if (!link) return Json();
   return Object{{"pairs", link->pairs},
                 {"latency_seconds", link->latency_seconds},
-                {"bytes_per_second", link->bytes_per_second}};
+                {"bytes_per_second", link->bytes_per_second},
+                {"one_way_by_size", curve_json(link->by_size)}};
 }
 
 std::optional<MpiLink> link_from(const Json* j, const std::string& w) {
   if (j == nullptr) return std::nullopt;
   return MpiLink{j->at("pairs", w).as_int(w), j->at("latency_seconds", w).as_number(w),
-                 j->at("bytes_per_second", w).as_number(w)};
+                 j->at("bytes_per_second", w).as_number(w), curve_from(*j, w)};
 }
 
 Json mpi_json(const std::optional<MpiPointToPoint>& mpi) {
@@ -211,7 +259,8 @@ Json mpi_json(const std::optional<MpiPointToPoint>& mpi) {
                               {"b", p.b},
                               {"same_node", p.same_node},
                               {"latency_seconds", p.latency_seconds},
-                              {"bytes_per_second", p.bytes_per_second}});
+                              {"bytes_per_second", p.bytes_per_second},
+                              {"one_way_by_size", curve_json(p.by_size)}});
   }
   return Object{{"processes", mpi->processes},
                 {"nodes", mpi->nodes},
@@ -241,7 +290,7 @@ std::optional<MpiPointToPoint> mpi_from(const Json* j) {
     const std::string pw = w + ".pairs[]";
     m.pairs.push_back({p.at("a", pw).as_int(pw), p.at("b", pw).as_int(pw),
                        p.at("same_node", pw).as_bool(pw), p.at("latency_seconds", pw).as_number(pw),
-                       p.at("bytes_per_second", pw).as_number(pw)});
+                       p.at("bytes_per_second", pw).as_number(pw), curve_from(p, pw)});
   }
   return m;
 }
@@ -267,9 +316,9 @@ MachineDescription machine_from_json(std::string_view text) {
   const Json j = Json::parse(text);
   MachineDescription m;
   m.schema = j.at("schema", "the document").as_string("schema");
-  if (m.schema != kMachineSchema) {
+  if (m.schema != kMachineSchema && m.schema != kMachineSchemaWithoutCurves) {
     throw Error("machine description: schema \"" + m.schema + "\", this hreduce reads \"" +
-                kMachineSchema + "\"");
+                kMachineSchema + "\" and \"" + kMachineSchemaWithoutCurves + "\"");
   }
   m.host = j.at("host", "the document").as_string("host");
   m.date = j.at("date", "the document").as_string("date");

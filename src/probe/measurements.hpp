@@ -17,6 +17,10 @@ namespace hreduce::detail::probe {
 // round_trip.cpp: two threads on PUs a and b bounce a counter in one cache
 // line; the median over blocks of the time per round trip.
 double round_trip_seconds(const Topology& topology, int a, int b, double seconds);
+// round_trip.cpp: the same bounce, PU b writing `bytes` before it answers
+// and PU a reading them after: seconds per trip (the flag's included).
+double round_trip_with_data_seconds(const Topology& topology, int a, int b, std::size_t bytes,
+                                    double seconds);
 
 // memory_bandwidth.cpp: read, copy and fold (double sum through
 // reduce_local) over `bytes_per_thread` per thread, by one thread and by
@@ -25,6 +29,11 @@ double round_trip_seconds(const Topology& topology, int a, int b, double seconds
 MemoryBandwidth memory_bandwidth(const Topology& topology, std::uint64_t bytes_per_thread,
                                  double seconds,
                                  const std::function<void(const std::string&)>& progress);
+
+// memory_bandwidth.cpp: copy and fold by one thread on NUMA node 0 over
+// its own buffers of working sets from 4 KiB to 128 MiB, `seconds` each:
+// what a call whose buffers stay in a cache level streams at.
+std::vector<SizedRate> one_thread_by_size(const Topology& topology, double seconds);
 
 // fold_speed.cpp: reduce_local per op class and element type, on vectors
 // that stay in L1/L2.

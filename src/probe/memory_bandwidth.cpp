@@ -135,7 +135,53 @@ NumaMatrix& matrix(MemoryKernels& kernels, Kernel kernel) {
                                   : kernels.fold;
 }
 
+// Repeated passes over one thread's buffers, in blocks long enough for the
+// clock (small buffers take many passes a block): the median block rate.
+double rate_of_passes(Kernel kernel, ThreadBuffers& b, double seconds) {
+  constexpr int kBlocks = 5;
+  const double bytes = static_cast<double>(bytes_moved(kernel, b.source.size()));
+  double sink = run_kernel(kernel, b);
+  const auto warm = Clock::now();
+  long passes = 0;
+  while (Clock::now() - warm < std::chrono::milliseconds(2) || passes < 2) {
+    sink += run_kernel(kernel, b);
+    ++passes;
+  }
+  const double per_pass =
+      std::chrono::duration<double>(Clock::now() - warm).count() / static_cast<double>(passes);
+  const long each = std::max(1L, static_cast<long>(seconds / kBlocks / per_pass));
+  std::vector<double> rates;
+  for (int block = 0; block < kBlocks; ++block) {
+    const auto start = Clock::now();
+    for (long i = 0; i < each; ++i) sink += run_kernel(kernel, b);
+    rates.push_back(bytes * static_cast<double>(each) /
+                    std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  volatile double keep = sink;  // the kernels' results stay live
+  (void)keep;
+  return median(rates);
+}
+
 }  // namespace
+
+// Working sets (source and target) from 4 KiB to 128 MiB by eights and
+// fours: L1, L2, the last-level cache and memory on any machine we know.
+std::vector<SizedRate> one_thread_by_size(const Topology& topology, double seconds) {
+  constexpr std::uint64_t kWorkingSets[] = {4u << 10, 32u << 10, 256u << 10, 2u << 20,
+                                            8u << 20, 32u << 20, 128u << 20};
+  std::vector<SizedRate> out;
+  std::thread worker([&] {
+    const std::vector<int> pus = node_pus(topology, 0);
+    if (!pus.empty()) bind_current_thread(topology, pus.front());
+    for (std::uint64_t working_set : kWorkingSets) {
+      std::vector<ThreadBuffers> b = buffers_on(topology, 0, 1, working_set / 2);
+      out.push_back({working_set, rate_of_passes(Kernel::copy, b[0], seconds),
+                     rate_of_passes(Kernel::fold, b[0], seconds)});
+    }
+  });
+  worker.join();
+  return out;
+}
 
 MemoryBandwidth memory_bandwidth(const Topology& topology, std::uint64_t bytes_per_thread,
                                  double seconds,

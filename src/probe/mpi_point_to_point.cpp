@@ -4,11 +4,13 @@
 #include "src/probe/mpi_point_to_point.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 #include <vector>
 
 #include "src/common/environment.hpp"
 #include "src/probe/measurements.hpp"
+#include "src/transport/mpi_channel.hpp"
 
 namespace hreduce::detail::probe {
 namespace {
@@ -37,6 +39,50 @@ double ping_pong(MPI_Comm comm, int me, int a, int b, std::vector<char>& buffer,
     blocks.push_back((MPI_Wtime() - start) / trips);
   }
   return median(blocks);
+}
+
+// Messages from 8 B to 16 MiB by eights: the small ones show the protocol
+// steps of the MPI library (an eager message, a rendezvous), the large ones
+// the copies through memory that a bandwidth from one size hides.
+constexpr int kCurveBytes[] = {8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 2 << 20, 16 << 20};
+
+// Seconds per round trip of `bytes` through the runtime's own channel
+// (nonblocking posts, then polling that yields the core after a while): what
+// hreduce's messages pay, which a bare MPI_Send/MPI_Recv does not show.
+double channel_round_trip(MpiChannel& channel, int me, int a, int b, std::vector<char>& buffer,
+                          int bytes, int trips) {
+  const int peer = me == a ? b : a;
+  const auto size = static_cast<std::size_t>(bytes);
+  auto trip = [&] {
+    if (me == a) {
+      channel.send(peer, buffer.data(), size, kTag);
+      channel.recv(peer, buffer.data(), size, kTag);
+    } else {
+      channel.recv(peer, buffer.data(), size, kTag);
+      channel.send(peer, buffer.data(), size, kTag);
+    }
+  };
+  for (int i = 0; i < std::max(2, trips / 10); ++i) trip();
+  std::vector<double> blocks;
+  for (int block = 0; block < 5; ++block) {
+    const double start = MPI_Wtime();
+    for (int i = 0; i < trips; ++i) trip();
+    blocks.push_back((MPI_Wtime() - start) / trips);
+  }
+  return median(blocks);
+}
+
+// One way per size, seen from `me`; trips shrink with the size so that each
+// size takes about the same time.
+std::vector<MessageTime> message_curve(MpiChannel& channel, int me, int a, int b, bool quick) {
+  std::vector<char> buffer(static_cast<std::size_t>(kCurveBytes[std::size(kCurveBytes) - 1]), 1);
+  std::vector<MessageTime> curve;
+  for (int bytes : kCurveBytes) {
+    const int trips = std::clamp((quick ? 1 : 4) * (1 << 20) / bytes, 2, quick ? 100 : 400);
+    curve.push_back({static_cast<std::uint64_t>(bytes),
+                     channel_round_trip(channel, me, a, b, buffer, bytes, trips) / 2});
+  }
+  return curve;
 }
 
 std::vector<int> node_of_ranks(MPI_Comm comm, int size, int k) {
@@ -74,7 +120,19 @@ std::optional<MpiLink> summarise(const std::vector<MpiPair>& pairs, bool same_no
     bandwidth.push_back(p.bytes_per_second);
   }
   if (latency.empty()) return std::nullopt;
-  return MpiLink{static_cast<int>(latency.size()), median(latency), median(bandwidth)};
+  MpiLink link{static_cast<int>(latency.size()), median(latency), median(bandwidth), {}};
+  for (std::size_t i = 0; i < std::size(kCurveBytes); ++i) {
+    std::vector<double> times;
+    for (const MpiPair& p : pairs) {
+      if (p.same_node == same_node && i < p.by_size.size()) {
+        times.push_back(p.by_size[i].one_way_seconds);
+      }
+    }
+    if (!times.empty()) {
+      link.by_size.push_back({static_cast<std::uint64_t>(kCurveBytes[i]), median(times)});
+    }
+  }
+  return link;
 }
 
 }  // namespace
@@ -98,20 +156,30 @@ MpiPointToPoint mpi_point_to_point(MPI_Comm comm, bool quick,
       if (size <= kAllPairsUpTo || a == 0) pairs.emplace_back(a, b);
     }
   }
+  MpiChannel channel(comm);
   std::vector<char> buffer(out.large_message_bytes, 1);
   const int large = static_cast<int>(out.large_message_bytes);
   for (const auto& [a, b] : pairs) {
     if (rank == 0) progress("MPI ranks " + std::to_string(a) + " <-> " + std::to_string(b));
-    double figures[2] = {0, 0};
+    constexpr int kCurve = static_cast<int>(std::size(kCurveBytes));
+    double figures[2 + kCurve] = {};
     if (rank == a || rank == b) {
       figures[0] = ping_pong(comm, rank, a, b, buffer, 8, quick ? 100 : 1000) / 2;
       figures[1] = large / (ping_pong(comm, rank, a, b, buffer, large, quick ? 4 : 20) / 2);
+      const std::vector<MessageTime> curve = message_curve(channel, rank, a, b, quick);
+      for (int i = 0; i < kCurve; ++i) figures[2 + i] = curve[i].one_way_seconds;
     }
-    if (a != 0 && rank == a) MPI_Send(figures, 2, MPI_DOUBLE, 0, kTag, comm);
-    if (a != 0 && rank == 0) MPI_Recv(figures, 2, MPI_DOUBLE, a, kTag, comm, MPI_STATUS_IGNORE);
+    if (a != 0 && rank == a) MPI_Send(figures, 2 + kCurve, MPI_DOUBLE, 0, kTag, comm);
+    if (a != 0 && rank == 0) {
+      MPI_Recv(figures, 2 + kCurve, MPI_DOUBLE, a, kTag, comm, MPI_STATUS_IGNORE);
+    }
     const bool same = out.node_of_rank[static_cast<std::size_t>(a)] ==
                       out.node_of_rank[static_cast<std::size_t>(b)];
-    out.pairs.push_back({a, b, same, figures[0], figures[1]});
+    std::vector<MessageTime> by_size;
+    for (int i = 0; i < kCurve; ++i) {
+      by_size.push_back({static_cast<std::uint64_t>(kCurveBytes[i]), figures[2 + i]});
+    }
+    out.pairs.push_back({a, b, same, figures[0], figures[1], std::move(by_size)});
     MPI_Barrier(comm);
   }
   out.intra_node = summarise(out.pairs, true);

@@ -56,6 +56,17 @@ CoreToCore core_to_core(const Topology& topology, const ProbeSettings& settings,
   for (const auto& [relation, times] : by_relation) {
     out.by_relation.push_back({relation, static_cast<int>(times.size()), median(times)});
   }
+  // Data between the first pair: what an announcement rewritten each call
+  // costs beyond the flag, 512 B to 128 KiB.
+  if (!pairs.empty()) {
+    const auto [a, b] = pairs.front();
+    progress("data between PU " + std::to_string(a) + " and " + std::to_string(b));
+    const double flag = round_trip_seconds(topology, a, b, each);
+    for (std::size_t bytes : {std::size_t{512}, std::size_t{8} << 10, std::size_t{128} << 10}) {
+      const double trip = round_trip_with_data_seconds(topology, a, b, bytes, each);
+      out.data_by_size.push_back({bytes, std::max(0.0, trip - flag)});
+    }
+  }
   return out;
 }
 
@@ -83,6 +94,8 @@ MachineDescription probe_machine(const Topology& topology, const ProbeSettings& 
   const double cells = 6.0 * nodes * nodes;
   const double per_cell = std::clamp((settings.quick ? 1.0 : 20.0) / cells, 0.02, 0.5);
   m.memory = memory_bandwidth(topology, memory_bytes(topology, settings.quick), per_cell, progress);
+  progress("memory copy and fold by working set");
+  m.memory.one_thread_by_size = one_thread_by_size(topology, settings.quick ? 0.05 : 0.2);
   progress("fold kernel (reduce_local)");
   m.fold = fold_speeds(settings.quick ? 0.3 : 3.0);
   progress("across processes: process_vm_readv and futex wake-up");

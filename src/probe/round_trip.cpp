@@ -29,8 +29,9 @@ void spin_pause() {
 #endif
 }
 
-// The other side answers every new ping until it reads kStop.
-void answer(Lines& lines, const Topology& topology, int pu) {
+// The other side answers every new ping until it reads kStop, first
+// writing the ping's value over `data` (empty: the bare flag).
+void answer(Lines& lines, const Topology& topology, int pu, std::vector<long>& data) {
   bind_current_thread(topology, pu);
   long last = 0;
   while (true) {
@@ -40,18 +41,43 @@ void answer(Lines& lines, const Topology& topology, int pu) {
       seen = lines.ping.load(std::memory_order_acquire);
     }
     if (seen == kStop) return;
+    std::fill(data.begin(), data.end(), seen);
     lines.pong.store(seen, std::memory_order_release);
     last = seen;
   }
 }
 
-double block_seconds(Lines& lines, long& next, long trips) {
+double block_seconds(Lines& lines, long& next, long trips, const std::vector<long>& data,
+                     long& sink) {
   const auto start = Clock::now();
   for (long i = 0; i < trips; ++i, ++next) {
     lines.ping.store(next, std::memory_order_release);
     while (lines.pong.load(std::memory_order_acquire) != next) spin_pause();
+    for (long v : data) sink += v;
   }
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double bounce(const Topology& topology, int a, int b, std::size_t bytes, double seconds) {
+  Lines lines;
+  std::vector<long> data(bytes / sizeof(long), 0);
+  long sink = 0;
+  std::thread other(answer, std::ref(lines), std::cref(topology), b, std::ref(data));
+  bind_current_thread(topology, a);
+  long next = 1;
+  // A first block warms both lines and sizes the rest.
+  const double warm = block_seconds(lines, next, 200, data, sink) / 200;
+  const long trips =
+      std::clamp(static_cast<long>(seconds / kBlocks / std::max(warm, 1e-9)), 100L, 1'000'000L);
+  std::vector<double> per_trip;
+  for (int block = 0; block < kBlocks; ++block) {
+    per_trip.push_back(block_seconds(lines, next, trips, data, sink) / static_cast<double>(trips));
+  }
+  lines.ping.store(kStop, std::memory_order_release);
+  other.join();
+  volatile long keep = sink;  // the reads stay
+  (void)keep;
+  return median(per_trip);
 }
 
 }  // namespace
@@ -63,21 +89,12 @@ double median(std::vector<double> values) {
 }
 
 double round_trip_seconds(const Topology& topology, int a, int b, double seconds) {
-  Lines lines;
-  std::thread other(answer, std::ref(lines), std::cref(topology), b);
-  bind_current_thread(topology, a);
-  long next = 1;
-  // A first block warms both lines and sizes the rest.
-  const double warm = block_seconds(lines, next, 200) / 200;
-  const long trips =
-      std::clamp(static_cast<long>(seconds / kBlocks / std::max(warm, 1e-9)), 100L, 1'000'000L);
-  std::vector<double> per_trip;
-  for (int block = 0; block < kBlocks; ++block) {
-    per_trip.push_back(block_seconds(lines, next, trips) / static_cast<double>(trips));
-  }
-  lines.ping.store(kStop, std::memory_order_release);
-  other.join();
-  return median(per_trip);
+  return bounce(topology, a, b, 0, seconds);
+}
+
+double round_trip_with_data_seconds(const Topology& topology, int a, int b, std::size_t bytes,
+                                    double seconds) {
+  return bounce(topology, a, b, bytes, seconds);
 }
 
 }  // namespace hreduce::detail::probe

@@ -23,9 +23,12 @@ constexpr double kThreadFold = 4e9;   // one thread, from memory (vector bytes/s
 constexpr double kNodeFold = 8e9;     // the whole NUMA node
 constexpr double kThreadCopy = 3e9, kNodeCopy = 6e9;
 constexpr double kAlpha = 2e-6, kLink = 5e9;
+// Without a by-size curve a message of b bytes takes kAlpha + b / kLink; its
+// latency term is the smallest message's (8 bytes), its transfer the rest.
+constexpr double kLatency = kAlpha + 8 / kLink;
+double beyond_latency(double bytes) { return (bytes - 8) / kLink; }
 
-// One package, one NUMA node, four cores, no L3: nothing counts as cached
-// except the tree's hops, which fold in cache by construction.
+// One package, one NUMA node, four cores, no L3: nothing counts as cached.
 pr::MachineDescription toy_machine() {
   pr::MachineDescription d;
   d.topology = pr::describe(hreduce::Topology::synthetic("pack:1 numa:1 core:4 pu:1"));
@@ -37,7 +40,7 @@ pr::MachineDescription toy_machine() {
   d.cross_process.vm_readv_fixed_seconds = 1e-6;
   d.cross_process.vm_readv_seconds_per_kib = 1024 / 5e9;
   pr::MpiPointToPoint mpi;
-  mpi.inter_node = pr::MpiLink{1, kAlpha, kLink};
+  mpi.inter_node = pr::MpiLink{1, kAlpha, kLink, {}};
   d.mpi = mpi;
   return d;
 }
@@ -56,7 +59,9 @@ TEST_CASE("a two-member tree: one hop, the flag's line and the fold", "[model]")
   tree.options.algorithm = hreduce::Algorithm::tree;
   const double m = 1024;
   const md::Prediction p = predict({1, 1, 2}, {"reduce", 1024, "double"}, tree);
-  CHECK(p.seconds == Approx(kOneWay + m / kFoldCached));
+  // The hop's fold streams like every other fold: nothing is cached on the
+  // toy machine (no L3, no curve), so at one thread's memory rate.
+  CHECK(p.seconds == Approx(kOneWay + m / kThreadFold));
   CHECK(p.levels[static_cast<int>(md::Level::inside_process)] == Approx(p.seconds));
   CHECK_THAT(p.decisions, Catch::Contains("tree over 2 members"));
 }
@@ -64,14 +69,13 @@ TEST_CASE("a two-member tree: one hop, the flag's line and the fold", "[model]")
 TEST_CASE("a sliced reduce on four members shares the NUMA node's bandwidth", "[model]") {
   const double m = 4 << 20;
   const md::Prediction p = predict({1, 1, 4}, {"reduce", 4 << 20, "double"});
-  // Arrival: four accesses to one line. Fold: each member reads m, four at
-  // once, so each gets a quarter of the node (2 GB/s < its own 4 GB/s).
-  // Write: each its quarter of the result, a quarter of the node's copy
-  // rate. Done: four accesses again.
-  const double expected =
-      4 * kOneWay + m / (kNodeFold / 4) + (m / 4) / (kNodeCopy / 4) + 4 * kOneWay;
+  // Arrival: four accesses to one line. Fold: each member folds its
+  // quarter of the four inputs, three folds of m/4 (the last one writing
+  // the result), four members at once, so each gets a quarter of the node
+  // (2 GB/s < its own 4 GB/s). Done: only the root waits, so three accesses.
+  const double expected = 4 * kOneWay + (3 * m / 4) / (kNodeFold / 4) + 3 * kOneWay;
   CHECK(p.seconds == Approx(expected));
-  CHECK(p.levels[static_cast<int>(md::Level::waiting)] == Approx(8 * kOneWay));
+  CHECK(p.levels[static_cast<int>(md::Level::waiting)] == Approx(7 * kOneWay));
   CHECK_THAT(p.dominant, Catch::Contains("memory bandwidth of NUMA node 0"));
   CHECK_THAT(p.decisions, Catch::Contains("sliced"));
 }
@@ -82,8 +86,8 @@ TEST_CASE("a ring allreduce: 2(Q-1) messages of m/Q and Q-1 folds", "[model]") {
   const double m = 1 << 20;
   const auto steps = md::message_steps(md::MessageAlgorithm::ring, "allreduce", Q, m);
   const md::MessagePrice price = md::price_steps(steps, 1, prices, kFoldCached);
-  CHECK(price.latency == Approx(2 * (Q - 1) * kAlpha));
-  CHECK(price.transfer == Approx(2 * (Q - 1) * (m / Q) / kLink));
+  CHECK(price.latency == Approx(2 * (Q - 1) * kLatency));
+  CHECK(price.transfer == Approx(2 * (Q - 1) * beyond_latency(m / Q)));
   CHECK(price.fold == Approx((Q - 1) * (m / Q) / kFoldCached));
   CHECK(price.dominant == "message transfer");
 }
@@ -103,11 +107,12 @@ TEST_CASE("on a node, links are shared by the ranks whose partner is elsewhere",
   const double m = 1 << 20;
   // Distance 4 with 4 ranks per node: all four cross; distance 1 on a ring: one.
   const md::MessageStep far{m, 0, 4, true, 1, false};
-  CHECK(md::price_steps({far}, 4, prices, 1e30).transfer == Approx(4 * m / kLink));
+  CHECK(md::price_steps({far}, 4, prices, 1e30).transfer == Approx(4 * beyond_latency(m)));
   const md::MessageStep ring{m, 0, 1, false, 1, false};
-  const double in_memory = m / std::min(prices.mpi_intra_rate(), kNodeCopy / (2.0 * 3));
+  // The three others copy in and out of the node's memory (2 × 3 streams).
+  const double in_memory = std::max((m - 8) / prices.mpi_intra_rate(), m * 2 * 3 / kNodeCopy);
   CHECK(md::price_steps({ring}, 4, prices, 1e30).transfer ==
-        Approx(std::max(m / kLink, in_memory)));
+        Approx(std::max(beyond_latency(m), in_memory)));
 }
 
 TEST_CASE("the node level's way is the runtime's node_way", "[model]") {
@@ -125,12 +130,15 @@ TEST_CASE("between nodes: the runtime's algorithm, priced step by step", "[model
   const double m = 8;
   const md::Prediction p = predict({4, 1, 1}, {"allreduce", 8, "double"});
   CHECK_THAT(p.decisions, Catch::Contains("between processes: recursive_doubling over 4"));
-  // Status round (two exchanges, latency only), then two exchanges of m
-  // bytes, each folded.
-  // (No L3 on the toy machine: the fold streams at one thread's rate.)
-  const double expected = 2 * kAlpha + 2 * (kAlpha + m / kLink) + 2 * m / kThreadFold;
+  // Status round (two exchanges of the 304-byte status word), then two
+  // exchanges of m bytes, each folded. (No L3 on the toy machine: the fold
+  // streams at one thread's rate.) Before them, the lone member's engine
+  // step copies its input into the leader's buffer.
+  const double status = 2 * (kLatency + beyond_latency(304));
+  const double expected = status + 2 * kLatency + 2 * m / kThreadFold;
   CHECK(p.levels[static_cast<int>(md::Level::between_nodes)] == Approx(expected));
-  CHECK(p.seconds == Approx(expected));
+  CHECK(p.levels[static_cast<int>(md::Level::inside_process)] == Approx(m / kThreadCopy));
+  CHECK(p.seconds == Approx(expected + m / kThreadCopy));
 }
 
 TEST_CASE("layouts parse as NODESxPROCSxTHREADS", "[model][negative]") {
@@ -153,4 +161,73 @@ TEST_CASE("built-in machines are complete descriptions", "[model]") {
   }
   CHECK(md::MachinePrices(md::builtin_machine("2x64")).numa_nodes() == 8);
   CHECK_THROWS_WITH(md::builtin_machine("3x7"), Catch::Contains("2x64"));
+}
+
+TEST_CASE("a reduce's or a scan's announcements cost one line transfer fewer", "[model]") {
+  // Two members, 8 bytes: the mailbox. allreduce: both wait on both (two
+  // transfers on the line); reduce and scans: only the later waits (one).
+  const double allreduce = predict({1, 1, 2}, {"allreduce", 8, "double"}).seconds;
+  for (const char* c : {"reduce", "scan", "exscan"}) {
+    INFO(c);
+    const md::Prediction p = predict({1, 1, 2}, {c, 8, "double"});
+    CHECK(p.levels[static_cast<int>(md::Level::waiting)] == Approx(kOneWay));
+    CHECK(allreduce - p.seconds == Approx(kOneWay).epsilon(0.05));
+  }
+}
+
+TEST_CASE("the probe's by-size curves: cache rates and message times", "[model]") {
+  pr::MachineDescription d = toy_machine();
+  // Counted bytes as the probe counts them: copy 2n, fold 3n.
+  d.memory.one_thread_by_size = {{4 << 10, 2 * 40e9, 3 * 60e9}, {4 << 20, 2 * 10e9, 3 * 20e9}};
+  d.mpi->inter_node->by_size = {{8, 1e-6}, {4096, 3e-6}, {1 << 20, 101e-6}};
+  const md::MachinePrices prices(d);
+  CHECK(prices.cached_rate(md::Stream::copy, 4 << 10) == Approx(40e9));
+  CHECK(prices.cached_rate(md::Stream::fold, 1024) == Approx(60e9));  // below: the smallest
+  // Halfway in log size between 4 KiB and 4 MiB (128 KiB): halfway in rate.
+  CHECK(prices.cached_rate(md::Stream::copy, 128 << 10) == Approx(25e9));
+  CHECK(prices.cached_rate(md::Stream::copy, 8 << 20) == 0);  // beyond: memory prices it
+  // Messages: linear between sizes; past the last, the last step's per-byte cost.
+  CHECK(prices.message_seconds(8, true) == Approx(1e-6));
+  CHECK(prices.message_seconds(2052, true) == Approx(2e-6));
+  const double per_byte = 98e-6 / ((1 << 20) - 4096);
+  CHECK(prices.message_seconds(2 << 20, true) == Approx(101e-6 + (1 << 20) * per_byte));
+  // No intra-node curve: latency plus bytes over the rate.
+  CHECK(prices.message_seconds(1000, false) ==
+        Approx(prices.mpi_intra_latency() + 1000 / prices.mpi_intra_rate()));
+}
+
+TEST_CASE("a two-member exscan copies instead of folding", "[model]") {
+  // 4 MiB on the toy machine streams from memory. Member j's slice: the
+  // lower member's input copied into the upper member's output.
+  const double m = 4 << 20;
+  const md::Prediction p = predict({1, 1, 2}, {"exscan", 4 << 20, "double"});
+  CHECK_THAT(p.decisions, Catch::Contains("sliced"));
+  // Each member copies its half, both at once sharing the node's copy rate.
+  const double expected = 2 * kOneWay + (m / 2) / (kNodeCopy / 2) + 2 * kOneWay;
+  CHECK(p.seconds == Approx(expected));
+}
+
+TEST_CASE("announcements another core wrote cost the probe's data transfer", "[model]") {
+  pr::MachineDescription d = toy_machine();
+  d.core_to_core.data_by_size = {{512, 0.2e-6}, {8192, 1.6e-6}};
+  const md::MachinePrices prices(d);
+  CHECK(prices.data_from_another_core_seconds(256) == Approx(0.1e-6));  // from (0, 0)
+  CHECK(prices.data_from_another_core_seconds(4352) == Approx(0.9e-6));
+  // Past the last size, its slope goes on.
+  CHECK(prices.data_from_another_core_seconds(16384) ==
+        Approx(1.6e-6 + 8192 * (1.4e-6 / (8192 - 512))));
+  const hreduce::Topology node = md::topology_of(prices.topology());
+  const md::MachinePrices plain_prices(toy_machine());
+  const hreduce::Topology plain_node = md::topology_of(plain_prices.topology());
+  // Two processes inline at 512 B: each reads the other's announcement and
+  // its writer waits for it (an allreduce): the whole trip; the root alone
+  // reads, its writer waits for nothing (a reduce): half.
+  for (const auto& [collective, readers] : {std::pair{"allreduce", 1.0}, {"reduce", 0.5}}) {
+    INFO(collective);
+    const md::CallCase call{collective, 512, "double"};
+    const double with = md::predict_hreduce(prices, node, {1, 2, 1}, call, {}).seconds;
+    const double without =
+        md::predict_hreduce(plain_prices, plain_node, {1, 2, 1}, call, {}).seconds;
+    CHECK(with - without == Approx(readers * 0.2e-6));
+  }
 }

@@ -30,6 +30,8 @@ pr::MachineDescription sample(bool with_mpi) {
   m.memory.threads_per_node = {2};
   m.memory.one_thread = {{{9.5e9}}, {{7.25e9}}, {{1.1e10}}};
   m.memory.node_threads = {{{1.5e10}}, {{1.25e10}}, {{2e10}}};
+  m.memory.one_thread_by_size = {{4096, 2e11, 3e11}, {128u << 20, 1e10, 1.5e10}};
+  m.core_to_core.data_by_size = {{512, 2e-7}, {8192, 1.5e-6}};
   m.fold = {{"sum", "double", 8, 2.5e9, 6e10}, {"minloc", "double_int", 16, 3e8, 1.44e10}};
   m.cross_process.vm_readv_fixed_seconds = 3.2e-6;
   m.cross_process.vm_readv_seconds_per_kib = 8.8e-8;
@@ -42,9 +44,12 @@ pr::MachineDescription sample(bool with_mpi) {
     mpi.virtual_nodes = true;
     mpi.large_message_bytes = 1 << 20;
     mpi.node_of_rank = {0, 0, 1};
-    mpi.pairs = {{0, 1, true, 1e-6, 5e9}, {0, 2, false, 2e-6, 4e9}, {1, 2, false, 3e-6, 3e9}};
-    mpi.intra_node = pr::MpiLink{1, 1e-6, 5e9};
-    mpi.inter_node = pr::MpiLink{2, 2.5e-6, 3.5e9};
+    const std::vector<pr::MessageTime> curve = {{8, 1e-6}, {16 << 20, 4e-3}};
+    mpi.pairs = {{0, 1, true, 1e-6, 5e9, curve},
+                 {0, 2, false, 2e-6, 4e9, curve},
+                 {1, 2, false, 3e-6, 3e9, curve}};
+    mpi.intra_node = pr::MpiLink{1, 1e-6, 5e9, curve};
+    mpi.inter_node = pr::MpiLink{2, 2.5e-6, 3.5e9, {{8, 2.5e-6}, {16 << 20, 5e-3}}};
     m.mpi = mpi;
   }
   return m;
@@ -71,10 +76,22 @@ void check_equal(const pr::MachineDescription& a, const pr::MachineDescription& 
   CHECK(a.core_to_core.pairs[0].round_trip_seconds == b.core_to_core.pairs[0].round_trip_seconds);
   CHECK(a.core_to_core.by_relation[0].median_round_trip_seconds ==
         b.core_to_core.by_relation[0].median_round_trip_seconds);
+  REQUIRE(a.core_to_core.data_by_size.size() == b.core_to_core.data_by_size.size());
+  for (std::size_t i = 0; i < a.core_to_core.data_by_size.size(); ++i) {
+    CHECK(a.core_to_core.data_by_size[i].bytes == b.core_to_core.data_by_size[i].bytes);
+    CHECK(a.core_to_core.data_by_size[i].seconds == b.core_to_core.data_by_size[i].seconds);
+  }
   CHECK(a.memory.bytes_per_thread == b.memory.bytes_per_thread);
   CHECK(a.memory.threads_per_node == b.memory.threads_per_node);
   CHECK(a.memory.one_thread.copy == b.memory.one_thread.copy);
   CHECK(a.memory.node_threads.fold == b.memory.node_threads.fold);
+  REQUIRE(a.memory.one_thread_by_size.size() == b.memory.one_thread_by_size.size());
+  for (std::size_t i = 0; i < a.memory.one_thread_by_size.size(); ++i) {
+    CHECK(a.memory.one_thread_by_size[i].working_set_bytes ==
+          b.memory.one_thread_by_size[i].working_set_bytes);
+    CHECK(a.memory.one_thread_by_size[i].copy == b.memory.one_thread_by_size[i].copy);
+    CHECK(a.memory.one_thread_by_size[i].fold == b.memory.one_thread_by_size[i].fold);
+  }
   REQUIRE(a.fold.size() == b.fold.size());
   CHECK(a.fold[1].op_class == b.fold[1].op_class);
   CHECK(a.fold[1].element_bytes == b.fold[1].element_bytes);
@@ -92,6 +109,14 @@ void check_equal(const pr::MachineDescription& a, const pr::MachineDescription& 
   CHECK(a.mpi->pairs[2].bytes_per_second == b.mpi->pairs[2].bytes_per_second);
   REQUIRE(a.mpi->inter_node.has_value() == b.mpi->inter_node.has_value());
   CHECK(a.mpi->inter_node->latency_seconds == b.mpi->inter_node->latency_seconds);
+  for (auto [x, y] : {std::pair{a.mpi->inter_node->by_size, b.mpi->inter_node->by_size},
+                      {a.mpi->pairs[1].by_size, b.mpi->pairs[1].by_size}}) {
+    REQUIRE(x.size() == y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      CHECK(x[i].bytes == y[i].bytes);
+      CHECK(x[i].one_way_seconds == y[i].one_way_seconds);
+    }
+  }
 }
 
 }  // namespace
@@ -117,7 +142,7 @@ TEST_CASE("an unavailable process_vm_readv is written as null with its reason", 
 
 TEST_CASE("the JSON names its schema and the fields a model reads", "[probe]") {
   const pr::Json j = pr::Json::parse(pr::to_json(sample(true)));
-  CHECK(j.at("schema", "doc").as_string("schema") == "hreduce-machine/1");
+  CHECK(j.at("schema", "doc").as_string("schema") == "hreduce-machine/2");
   for (const char* field : {"host", "date", "quick", "probe_seconds", "topology", "core_to_core",
                             "memory", "fold", "cross_process", "mpi"}) {
     INFO(field);
@@ -130,10 +155,29 @@ TEST_CASE("the JSON names its schema and the fields a model reads", "[probe]") {
   CHECK(pr::Json::parse(pr::to_json(sample(false))).find("mpi") == nullptr);
 }
 
+TEST_CASE("a version 1 description, without the by-size curves, still reads", "[probe]") {
+  std::string text = pr::to_json(sample(true));
+  text.replace(text.find("hreduce-machine/2"), 17, "hreduce-machine/1");
+  const pr::MachineDescription m = pr::machine_from_json(text);
+  CHECK(m.schema == "hreduce-machine/1");
+  // Written without them (as version 1 was), the curves come back empty.
+  pr::MachineDescription plain = sample(true);
+  plain.memory.one_thread_by_size.clear();
+  plain.core_to_core.data_by_size.clear();
+  for (pr::MpiPair& p : plain.mpi->pairs) p.by_size.clear();
+  plain.mpi->intra_node->by_size.clear();
+  plain.mpi->inter_node->by_size.clear();
+  std::string v1 = pr::to_json(plain);
+  v1.replace(v1.find("hreduce-machine/2"), 17, "hreduce-machine/1");
+  const pr::MachineDescription back = pr::machine_from_json(v1);
+  CHECK(back.memory.one_thread_by_size.empty());
+  CHECK(back.mpi->inter_node->by_size.empty());
+}
+
 TEST_CASE("another schema, a missing field or a wrong kind is refused by name", "[probe]") {
   std::string text = pr::to_json(sample(false));
   std::string other = text;
-  other.replace(other.find("hreduce-machine/1"), 17, "hreduce-machine/9");
+  other.replace(other.find("hreduce-machine/2"), 17, "hreduce-machine/9");
   CHECK_THROWS_WITH(pr::machine_from_json(other), Catch::Contains("hreduce-machine/9"));
   std::string missing = text;
   missing.replace(missing.find("\"cores\""), 7, "\"kernels\"");

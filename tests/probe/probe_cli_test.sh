@@ -33,7 +33,7 @@ problems = []
 def positive(x, where):
     if not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x) or x <= 0:
         problems.append(f"{where} = {x!r} is not a positive finite number")
-if d.get("schema") != "hreduce-machine/1": problems.append(f"schema {d.get('schema')!r}")
+if d.get("schema") != "hreduce-machine/2": problems.append(f"schema {d.get('schema')!r}")
 if d.get("quick") is not True: problems.append("quick is not true")
 if d.get("mpi") is not None: problems.append("mpi is not null without --mpi")
 t = d["topology"]

@@ -1,0 +1,50 @@
+#include "src/model/explain.hpp"
+
+namespace hreduce::detail::model {
+namespace {
+
+bool is(const CallCase& call, const char* collective) { return call.collective == collective; }
+
+}  // namespace
+
+std::vector<Candidate> explain_candidates(const MachinePrices& prices, const Topology& node,
+                                          const Layout& layout, const CallCase& call,
+                                          const ModelSettings& settings) {
+  std::vector<Candidate> out;
+  auto add = [&](const char* level, const std::string& what, const ModelSettings& s, bool chosen) {
+    out.push_back({level, what, predict_hreduce(prices, node, layout, call, s).seconds, chosen});
+  };
+  const ModelSettings chosen = settings;
+  if (layout.threads > 1) {
+    add("inside a process", "the runtime's path", chosen, true);
+    for (Algorithm a : {Algorithm::tree, Algorithm::sliced}) {
+      ModelSettings s = chosen;
+      s.options.algorithm = a;
+      add("inside a process", a == Algorithm::tree ? "tree" : "sliced", s, false);
+    }
+  }
+  if (layout.processes > 1 && settings.node_shared_memory) {
+    add("node level", "the runtime's way", chosen, true);
+    ModelSettings s = chosen;
+    s.single_copy = !chosen.single_copy;
+    add("node level", chosen.single_copy ? "single copy off" : "single copy on", s, false);
+  }
+  const bool messages = layout.nodes > 1 || (layout.processes > 1 && !settings.node_shared_memory);
+  if (messages && (is(call, "allreduce") || is(call, "reduce_scatter_block"))) {
+    add("between processes", "the runtime's algorithm", chosen, true);
+    const bool allreduce = is(call, "allreduce");
+    const std::vector<InterAlgorithm> others =
+        allreduce ? std::vector<InterAlgorithm>{InterAlgorithm::recursive_doubling,
+                                                InterAlgorithm::rabenseifner, InterAlgorithm::ring}
+                  : std::vector<InterAlgorithm>{InterAlgorithm::pairwise,
+                                                InterAlgorithm::reduce_then_scatter};
+    for (InterAlgorithm a : others) {
+      ModelSettings s = chosen;
+      (allreduce ? s.inter_allreduce : s.inter_reduce_scatter) = a;
+      add("between processes", std::string(to_string(a)), s, false);
+    }
+  }
+  return out;
+}
+
+}  // namespace hreduce::detail::model
