@@ -1,0 +1,282 @@
+// The ring of nonblocking calls (pending_calls.hpp has the picture).
+#include "src/engine/nonblocking/pending_calls.hpp"
+
+#include <algorithm>
+
+#include "src/common/exception_text.hpp"
+#include "src/engine/call_checks.hpp"
+#include "src/engine/collectives.hpp"
+#include "src/engine/nonblocking/progress_thread.hpp"
+
+namespace hreduce::detail {
+
+namespace {
+
+// Calls of a slot up to and including `seq` (numbers start at 1).
+std::uint64_t occupancy(std::uint64_t seq) { return (seq - 1) / kPendingSlots + 1; }
+
+std::string call_name(std::uint64_t seq) { return "nonblocking call " + std::to_string(seq); }
+
+// What member `r`'s call says differently from member 0's, and its kind.
+Failure difference(const Call& mine, const Call& first, int r) {
+  const std::string who = "member " + std::to_string(r) + " ";
+  if (mine.kind != first.kind) {
+    return Failure::of(ErrorKind::mismatch, who + "calls " + to_string(mine.kind) +
+                                                " where member 0 calls " + to_string(first.kind));
+  }
+  if (mine.count != first.count) {
+    return Failure::of(ErrorKind::count_mismatch, who + "passes count " +
+                                                      std::to_string(mine.count) +
+                                                      " where member 0 passes " +
+                                                      std::to_string(first.count));
+  }
+  if (mine.kind == CollectiveKind::reduce && mine.root != first.root) {
+    return Failure::of(ErrorKind::root_mismatch, who + "passes root " + std::to_string(mine.root) +
+                                                     " where member 0 passes " +
+                                                     std::to_string(first.root));
+  }
+  if (mine.op.type != first.op.type) {
+    return Failure::of(ErrorKind::mismatch, who + "passes elements of " + demangle(mine.op.type) +
+                                                " where member 0 passes " +
+                                                demangle(first.op.type));
+  }
+  if (mine.op.op_type != first.op.op_type) {
+    return Failure::of(ErrorKind::mismatch, who + "passes op " + mine.op.op_name +
+                                                " where member 0 passes " + first.op.op_name);
+  }
+  if (uses_counts(mine.kind)) {
+    return Failure::of(ErrorKind::count_mismatch, who + "passes other counts than member 0");
+  }
+  return Failure::of(ErrorKind::mismatch, who + "passes other options than member 0");
+}
+
+}  // namespace
+
+PendingCalls::PendingCalls(TeamState& team, int members)
+    : team_(team), members_(members), slots_(std::make_unique<PendingSlot[]>(kPendingSlots)),
+      issued_(std::make_unique<std::uint64_t[]>(members)) {
+  for (int s = 0; s < kPendingSlots; ++s) {
+    slots_[s].members = std::make_unique<PublishedCall[]>(members);
+  }
+  progress_thread_ = ProgressThread::wanted();
+  if (progress_thread_) ProgressThread::instance().add(this);
+}
+
+PendingCalls::~PendingCalls() {
+  if (progress_thread_) ProgressThread::instance().remove(this);
+}
+
+std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t signature,
+                                    const std::string& problem) {
+  const std::uint64_t seq = ++issued_[rank];
+  PendingSlot& slot = slot_of(seq);
+  // The call that used this slot last must be over before its arguments
+  // are overwritten; this member drives it there itself if it must.
+  if (seq > kPendingSlots) drive(seq - kPendingSlots, "a member", call.kind, false);
+  PublishedCall& mine = slot.members[rank];
+  mine.call = call;
+  mine.signature = signature;
+  mine.invalid = !problem.empty();
+  mine.in_place = call.in == call.out;
+  if (mine.invalid) {
+    record(seq, ErrorKind::argument, "member " + std::to_string(rank) + ": " + problem);
+  }
+  const std::uint64_t before = slot.arrivals.fetch_add(1, std::memory_order_acq_rel);
+  if (before + 1 == occupancy(seq) * static_cast<std::uint64_t>(members_)) open(slot, seq);
+  return seq;
+}
+
+// The last member to arrive: agreement, the plan, and the claims opened.
+void PendingCalls::open(PendingSlot& slot, std::uint64_t seq) {
+  std::uint64_t chunks = 0;
+  if (agree(slot, seq)) {
+    plan(slot);
+    chunks = (slot.plan.total + slot.plan.chunk - 1) / slot.plan.chunk;
+  }
+  slot.chunks.store(chunks, std::memory_order_relaxed);
+  slot.finished.store(seq << kChunkBits, std::memory_order_relaxed);
+  // Opened even without chunks: members waiting for the opening wake here.
+  announce(slot.claims, (seq << kChunkBits) | chunks);
+  wake_blocked(slot.claims, team_.waiting);
+  if (chunks == 0) {  // n = 0 only synchronises; a failed call moves no data
+    complete(slot, seq);
+    return;
+  }
+  if (progress_thread_) ProgressThread::instance().notify();
+}
+
+bool PendingCalls::agree(PendingSlot& slot, std::uint64_t seq) {
+  const PublishedCall* calls = slot.members.get();
+  bool fine = true;
+  for (int r = 0; r < members_; ++r) fine &= !calls[r].invalid;
+  if (!fine) return false;  // the members recorded why
+  for (int r = 1; r < members_; ++r) {
+    if (calls[r].signature == calls[0].signature) continue;
+    const Failure why = difference(calls[r].call, calls[0].call, r);
+    record(seq, why.kind, why.text);
+    fine = false;
+  }
+  return fine;
+}
+
+void PendingCalls::plan(PendingSlot& slot) {
+  const Call& first = slot.members[0].call;
+  CallPlan& plan = slot.plan;
+  plan.kind = first.kind;
+  plan.elem_size = first.op.elem_size;
+  plan.total = input_elements(first, members_);
+  // Every member's chunk of work is at least the chunk the blocking sliced
+  // path folds at a time; enlarged only where the chunk count would not fit.
+  plan.chunk = chunk_elements(first.options->chunk_bytes, plan.elem_size);
+  plan.chunk = std::max(plan.chunk, plan.total / kChunkMask + 1);
+  plan.staged = false;
+  if (uses_counts(first.kind) || first.kind == CollectiveKind::reduce_scatter_block) {
+    for (int r = 0; r < members_; ++r) plan.staged |= slot.members[r].in_place;
+    if (plan.staged) plan.staging.resize(plan.total * plan.elem_size);
+  }
+}
+
+// `claims` counts the chunks left down, so that the word alone says
+// whether one is left: a count kept apart could already be the next call's.
+bool PendingCalls::claim(PendingSlot& slot, std::uint64_t seq, std::uint64_t& chunk) {
+  std::uint64_t word = slot.claims.load(std::memory_order_acquire);
+  for (;;) {
+    if ((word >> kChunkBits) != seq || (word & kChunkMask) == 0) return false;
+    if (slot.claims.compare_exchange_weak(word, word - 1, std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+      // The call cannot end before this chunk does: `chunks` is still its own.
+      chunk = slot.chunks.load(std::memory_order_relaxed) - (word & kChunkMask);
+      return true;
+    }
+  }
+}
+
+void PendingCalls::work(PendingSlot& slot, std::uint64_t seq, std::uint64_t chunk,
+                        const char* worker) {
+  try {
+    fold_chunk(slot, members_, chunk);
+  } catch (...) {
+    // The chunk still counts as finished: every member then throws OpError.
+    record(seq, ErrorKind::op,
+           std::string("the op threw (") + worker + "): " + current_exception_text());
+  }
+  const std::uint64_t before = slot.finished.fetch_add(1, std::memory_order_acq_rel);
+  if ((before & kChunkMask) + 1 == slot.chunks.load(std::memory_order_relaxed)) {
+    complete(slot, seq);
+  }
+}
+
+void PendingCalls::complete(PendingSlot& slot, std::uint64_t seq) {
+  if (slot.plan.staged && slot.chunks.load(std::memory_order_relaxed) > 0) {
+    unstage_blocks(slot, members_);
+  }
+  announce(slot.completed, seq);
+  wake_blocked(slot.completed, team_.waiting);
+}
+
+bool PendingCalls::test(std::uint64_t seq, const char* worker) {
+  PendingSlot& slot = slot_of(seq);
+  std::uint64_t chunk = 0;
+  while (claim(slot, seq, chunk)) work(slot, seq, chunk, worker);
+  return slot.completed.load(std::memory_order_acquire) >= seq;
+}
+
+bool PendingCalls::work_on_any(const char* worker) {
+  bool worked = false;
+  for (int s = 0; s < kPendingSlots; ++s) {
+    PendingSlot& slot = slots_[s];
+    const std::uint64_t seq = slot.claims.load(std::memory_order_acquire) >> kChunkBits;
+    std::uint64_t chunk = 0;
+    if (seq != 0 && claim(slot, seq, chunk)) {
+      work(slot, seq, chunk, worker);
+      worked = true;
+    }
+  }
+  return worked;
+}
+
+void PendingCalls::drive(std::uint64_t seq, const char* worker, CollectiveKind kind,
+                         bool persistent) {
+  PendingSlot& slot = slot_of(seq);
+  const Deadline deadline = Deadline::after(team_.timeout);
+  while (!test(seq, worker)) {
+    // Not open yet (a member has not started it): wait for the claims to
+    // open; else every chunk is claimed: wait for the call's end.
+    const bool opened = slot.claims.load(std::memory_order_acquire) >> kChunkBits >= seq;
+    const bool arrived = opened ? wait_at_least(slot.completed, seq, deadline, team_.waiting)
+                                : wait_at_least(slot.claims, seq << kChunkBits, deadline,
+                                                team_.waiting) ||
+                                      slot.completed.load(std::memory_order_acquire) >= seq;
+    if (!arrived) time_out(seq, nonblocking_label(kind, persistent));
+  }
+}
+
+void PendingCalls::time_out(std::uint64_t seq, const std::string& label) {
+  PendingSlot& slot = slot_of(seq);
+  const std::uint64_t arrived = slot.arrivals.load(std::memory_order_acquire) -
+                                (occupancy(seq) - 1) * static_cast<std::uint64_t>(members_);
+  const std::string waited =
+      arrived < static_cast<std::uint64_t>(members_)
+          ? std::to_string(members_ - static_cast<int>(arrived)) + " members to start it"
+          : "its chunks to be folded";
+  const std::string text = label + " (" + call_name(seq) + "): timed out after " +
+                           std::to_string(team_.timeout.count()) + " ms waiting for " + waited;
+  team_.break_team(Failure::of(ErrorKind::unusable, text));
+  throw UnusableTeamError(with_way_back(text + "; " + std::string(kNoLongerUsable)));
+}
+
+void PendingCalls::record(std::uint64_t seq, ErrorKind kind, const std::string& text) {
+  std::lock_guard lock(failures_mutex_);
+  auto [at, fresh] = failures_.try_emplace(seq);
+  Recorded& r = at->second;
+  if (fresh) {
+    r.failure = Failure::of(kind, text);
+    r.unread = members_;
+    failures_unread_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // The first kind that says more than `argument` wins, as in the blocking calls.
+  if (r.failure.kind == ErrorKind::argument) r.failure.kind = kind;
+  r.failure.text += "; " + text;
+}
+
+Failure PendingCalls::take_failure(std::uint64_t seq) {
+  if (failures_unread_.load(std::memory_order_relaxed) == 0) return Failure::none();
+  std::lock_guard lock(failures_mutex_);
+  auto at = failures_.find(seq);
+  if (at == failures_.end()) return Failure::none();
+  Failure failure = at->second.failure;
+  if (--at->second.unread == 0) {
+    failures_.erase(at);
+    failures_unread_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return failure;
+}
+
+void PendingCalls::restart() {
+  for (int s = 0; s < kPendingSlots; ++s) {
+    PendingSlot& slot = slots_[s];
+    slot.claims.store(0, std::memory_order_relaxed);
+    slot.finished.store(0, std::memory_order_relaxed);
+    slot.completed.store(0, std::memory_order_relaxed);
+    slot.arrivals.store(0, std::memory_order_relaxed);
+    slot.chunks.store(0, std::memory_order_relaxed);
+  }
+  for (int r = 0; r < members_; ++r) issued_[r] = 0;
+  std::lock_guard lock(failures_mutex_);
+  failures_.clear();
+  failures_unread_.store(0, std::memory_order_relaxed);
+}
+
+std::string nonblocking_label(CollectiveKind kind, bool persistent) {
+  return persistent ? std::string(to_string(kind)) + "_init" : "i" + std::string(to_string(kind));
+}
+
+PendingCalls& pending_calls_of(TeamState& team) {
+  std::call_once(team.pending_calls_once, [&] {
+    team.pending_calls = std::make_unique<PendingCalls>(team, team.size());
+  });
+  return *team.pending_calls;
+}
+
+}  // namespace hreduce::detail
