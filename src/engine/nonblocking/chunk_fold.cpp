@@ -90,8 +90,7 @@ std::size_t block_start(const Call& first, int q) {
   return start;
 }
 
-void reduce_scatter_chunk(const ChunkView& v, PendingSlot& slot, std::size_t at,
-                          std::size_t len) {
+void reduce_scatter_chunk(const ChunkView& v, PendingSlot& slot, std::size_t at, std::size_t len) {
   const std::size_t end = at + len;
   std::size_t start = 0;
   for (int q = 0; q < v.members() && start < end; ++q) {
@@ -137,8 +136,7 @@ void fold_chunk(PendingSlot& slot, int members, std::uint64_t chunk) {
   const std::size_t len = std::min(slot.plan.chunk, slot.plan.total - at);
   switch (slot.plan.kind) {
     case CollectiveKind::allreduce: return allreduce_chunk(view, at, len);
-    case CollectiveKind::reduce:
-      return view.fold_into_output(view.first().root, at, len, at);
+    case CollectiveKind::reduce: return view.fold_into_output(view.first().root, at, len, at);
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::reduce_scatter_block: return reduce_scatter_chunk(view, slot, at, len);
     case CollectiveKind::scan: return scan_chunk(view, at, len);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "src/common/copy.hpp"
 #include "src/common/exception_text.hpp"
 #include "src/engine/call_checks.hpp"
 #include "src/engine/collectives.hpp"
@@ -25,10 +26,9 @@ Failure difference(const Call& mine, const Call& first, int r) {
                                                 " where member 0 calls " + to_string(first.kind));
   }
   if (mine.count != first.count) {
-    return Failure::of(ErrorKind::count_mismatch, who + "passes count " +
-                                                      std::to_string(mine.count) +
-                                                      " where member 0 passes " +
-                                                      std::to_string(first.count));
+    return Failure::of(ErrorKind::count_mismatch,
+                       who + "passes count " + std::to_string(mine.count) +
+                           " where member 0 passes " + std::to_string(first.count));
   }
   if (mine.kind == CollectiveKind::reduce && mine.root != first.root) {
     return Failure::of(ErrorKind::root_mismatch, who + "passes root " + std::to_string(mine.root) +
@@ -54,7 +54,7 @@ Failure difference(const Call& mine, const Call& first, int r) {
 
 PendingCalls::PendingCalls(TeamState& team, int members)
     : team_(team), members_(members), slots_(std::make_unique<PendingSlot[]>(kPendingSlots)),
-      issued_(std::make_unique<std::uint64_t[]>(members)) {
+      issued_(std::make_unique<Issued[]>(members)) {
   for (int s = 0; s < kPendingSlots; ++s) {
     slots_[s].members = std::make_unique<PublishedCall[]>(members);
   }
@@ -68,28 +68,54 @@ PendingCalls::~PendingCalls() {
 
 std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t signature,
                                     const std::string& problem) {
-  const std::uint64_t seq = ++issued_[rank];
+  const std::uint64_t seq = ++issued_[rank].seq;
   PendingSlot& slot = slot_of(seq);
-  // The call that used this slot last must be over before its arguments
-  // are overwritten; this member drives it there itself if it must.
-  if (seq > kPendingSlots) drive(seq - kPendingSlots, "a member", call.kind, false);
+  // Every member must be done with the call that used this slot last
+  // before its part is overwritten. Each member finishes its own call
+  // seq - kPendingSlots + 1 before publishing call seq, so a member that
+  // published the previous call is done with this slot's: its number,
+  // read in that call already, is usually still in this core's cache.
+  if (seq >= kPendingSlots) drive(seq - kPendingSlots + 1, rank, call.kind, false);
+  if (seq > kPendingSlots) wait_for_others(seq - kPendingSlots, rank, call.kind);
   PublishedCall& mine = slot.members[rank];
   mine.call = call;
   mine.signature = signature;
   mine.invalid = !problem.empty();
   mine.in_place = call.in == call.out;
+  mine.small = !mine.invalid && goes_small(call, members_);
+  if (mine.small) {
+    copy_bytes(mine.payload, call.in, input_elements(call, members_) * call.op.elem_size);
+  }
   if (mine.invalid) {
     record(seq, ErrorKind::argument, "member " + std::to_string(rank) + ": " + problem);
   }
+  announce(mine.seq, seq);
   const std::uint64_t before = slot.arrivals.fetch_add(1, std::memory_order_acq_rel);
   if (before + 1 == occupancy(seq) * static_cast<std::uint64_t>(members_)) open(slot, seq);
+  wake_blocked(mine.seq, team_.waiting);
   return seq;
+}
+
+void PendingCalls::wait_for_others(std::uint64_t seq, int rank, CollectiveKind kind) {
+  PendingSlot& slot = slot_of(seq);
+  const PendingSlot& previous = slot_of(seq + kPendingSlots - 1);
+  const Deadline deadline = Deadline::after(team_.timeout);
+  for (int q = 0; q < members_; ++q) {
+    if (q == rank) continue;
+    const std::uint64_t published = previous.members[q].seq.load(std::memory_order_acquire);
+    if (published >= seq + kPendingSlots - 1) continue;
+    if (!wait_at_least(slot.members[q].done, seq, deadline, team_.waiting)) {
+      time_out(seq, nonblocking_label(kind, false),
+               "member " + std::to_string(q) + " to be done with it (its slot is needed)");
+    }
+  }
 }
 
 // The last member to arrive: agreement, the plan, and the claims opened.
 void PendingCalls::open(PendingSlot& slot, std::uint64_t seq) {
   std::uint64_t chunks = 0;
   if (agree(slot, seq)) {
+    if (slot.members[0].small) return;  // every member folds its own output
     plan(slot);
     chunks = (slot.plan.total + slot.plan.chunk - 1) / slot.plan.chunk;
   }
@@ -174,11 +200,32 @@ void PendingCalls::complete(PendingSlot& slot, std::uint64_t seq) {
   wake_blocked(slot.completed, team_.waiting);
 }
 
-bool PendingCalls::test(std::uint64_t seq, const char* worker) {
+bool PendingCalls::test(std::uint64_t seq, int rank) {
   PendingSlot& slot = slot_of(seq);
+  PublishedCall& mine = slot.members[rank];
+  if (mine.done.load(std::memory_order_relaxed) >= seq) return true;
+  if (mine.small) {
+    const int small = test_small(slot, seq, rank);
+    if (small >= 0) return small == 1;
+  }
   std::uint64_t chunk = 0;
-  while (claim(slot, seq, chunk)) work(slot, seq, chunk, worker);
-  return slot.completed.load(std::memory_order_acquire) >= seq;
+  while (claim(slot, seq, chunk)) work(slot, seq, chunk, "a member");
+  if (slot.completed.load(std::memory_order_acquire) < seq) return false;
+  detail::publish(mine.done, seq, team_.waiting);
+  return true;
+}
+
+int PendingCalls::test_small(PendingSlot& slot, std::uint64_t seq, int rank) {
+  const PublishedCall* calls = slot.members.get();
+  for (int q = 0; q < members_; ++q) {
+    if (calls[q].seq.load(std::memory_order_acquire) < seq) return 0;
+  }
+  for (int q = 0; q < members_; ++q) {
+    if (calls[q].invalid || calls[q].signature != calls[0].signature) return -1;
+  }
+  fold_small(slot, members_, rank);
+  detail::publish(slot.members[rank].done, seq, team_.waiting);
+  return 1;
 }
 
 bool PendingCalls::work_on_any(const char* worker) {
@@ -195,32 +242,43 @@ bool PendingCalls::work_on_any(const char* worker) {
   return worked;
 }
 
-void PendingCalls::drive(std::uint64_t seq, const char* worker, CollectiveKind kind,
-                         bool persistent) {
+void PendingCalls::drive(std::uint64_t seq, int rank, CollectiveKind kind, bool persistent) {
   PendingSlot& slot = slot_of(seq);
   const Deadline deadline = Deadline::after(team_.timeout);
-  while (!test(seq, worker)) {
+  while (!test(seq, rank)) {
+    bool arrived = true;
+    if (slot.members[rank].small) {  // wait for whoever has not published
+      for (int q = 0; q < members_ && arrived; ++q) {
+        arrived = wait_at_least(slot.members[q].seq, seq, deadline, team_.waiting);
+      }
+    }
     // Not open yet (a member has not started it): wait for the claims to
     // open; else every chunk is claimed: wait for the call's end.
-    const bool opened = slot.claims.load(std::memory_order_acquire) >> kChunkBits >= seq;
-    const bool arrived = opened ? wait_at_least(slot.completed, seq, deadline, team_.waiting)
-                                : wait_at_least(slot.claims, seq << kChunkBits, deadline,
-                                                team_.waiting) ||
-                                      slot.completed.load(std::memory_order_acquire) >= seq;
-    if (!arrived) time_out(seq, nonblocking_label(kind, persistent));
+    if (arrived && !test(seq, rank)) {
+      const bool opened = slot.claims.load(std::memory_order_acquire) >> kChunkBits >= seq;
+      arrived = opened ? wait_at_least(slot.completed, seq, deadline, team_.waiting)
+                       : wait_at_least(slot.claims, seq << kChunkBits, deadline, team_.waiting) ||
+                             slot.completed.load(std::memory_order_acquire) >= seq;
+    }
+    if (!arrived) time_out(seq, nonblocking_label(kind, persistent), what_is_missing(seq));
   }
 }
 
-void PendingCalls::time_out(std::uint64_t seq, const std::string& label) {
+std::string PendingCalls::what_is_missing(std::uint64_t seq) {
   PendingSlot& slot = slot_of(seq);
-  const std::uint64_t arrived = slot.arrivals.load(std::memory_order_acquire) -
-                                (occupancy(seq) - 1) * static_cast<std::uint64_t>(members_);
-  const std::string waited =
-      arrived < static_cast<std::uint64_t>(members_)
-          ? std::to_string(members_ - static_cast<int>(arrived)) + " members to start it"
-          : "its chunks to be folded";
+  std::string missing;
+  for (int q = 0; q < members_; ++q) {
+    if (slot.members[q].seq.load(std::memory_order_acquire) < seq) {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+    }
+  }
+  return missing.empty() ? "its chunks to be folded" : "members " + missing + " to start it";
+}
+
+void PendingCalls::time_out(std::uint64_t seq, const std::string& label,
+                            const std::string& waited_for) {
   const std::string text = label + " (" + call_name(seq) + "): timed out after " +
-                           std::to_string(team_.timeout.count()) + " ms waiting for " + waited;
+                           std::to_string(team_.timeout.count()) + " ms waiting for " + waited_for;
   team_.break_team(Failure::of(ErrorKind::unusable, text));
   throw UnusableTeamError(with_way_back(text + "; " + std::string(kNoLongerUsable)));
 }
@@ -261,8 +319,12 @@ void PendingCalls::restart() {
     slot.completed.store(0, std::memory_order_relaxed);
     slot.arrivals.store(0, std::memory_order_relaxed);
     slot.chunks.store(0, std::memory_order_relaxed);
+    for (int r = 0; r < members_; ++r) {
+      slot.members[r].seq.store(0, std::memory_order_relaxed);
+      slot.members[r].done.store(0, std::memory_order_relaxed);
+    }
   }
-  for (int r = 0; r < members_; ++r) issued_[r] = 0;
+  for (int r = 0; r < members_; ++r) issued_[r].seq = 0;
   std::lock_guard lock(failures_mutex_);
   failures_.clear();
   failures_unread_.store(0, std::memory_order_relaxed);
@@ -273,9 +335,8 @@ std::string nonblocking_label(CollectiveKind kind, bool persistent) {
 }
 
 PendingCalls& pending_calls_of(TeamState& team) {
-  std::call_once(team.pending_calls_once, [&] {
-    team.pending_calls = std::make_unique<PendingCalls>(team, team.size());
-  });
+  std::call_once(team.pending_calls_once,
+                 [&] { team.pending_calls = std::make_unique<PendingCalls>(team, team.size()); });
   return *team.pending_calls;
 }
 

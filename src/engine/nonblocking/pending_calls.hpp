@@ -23,8 +23,8 @@
 // so a request that looks late still reads the truth and a claim racing
 // with the slot's reuse fails its compare-exchange;
 // `completed` is the latest completed call of the slot. A slot is reused
-// for call s + kPendingSlots once call s completed: the member starting
-// that call first drives call s to its end itself.
+// for call s + kPendingSlots once every member is done with call s (its
+// `done`): the member starting that call drives its own part there itself.
 #pragma once
 
 #include <atomic>
@@ -43,27 +43,40 @@
 
 namespace hreduce::detail {
 
-// Calls in flight per team before starting one more waits for the oldest.
+// Slots per team: a member has at most kPendingSlots - 1 calls in flight;
+// starting one more first finishes its oldest.
 inline constexpr int kPendingSlots = 16;
 // `claims` and `finished` hold (call << kChunkBits) + chunks.
 inline constexpr int kChunkBits = 24;
 inline constexpr std::uint64_t kChunkMask = (std::uint64_t{1} << kChunkBits) - 1;
 
+// Inputs up to this size go by the slot (small_calls.cpp).
+inline constexpr std::size_t kSmallCallBytes = 32;
+
 // One member's part of a call.
 struct alignas(kControlAlign) PublishedCall {
-  Call call;
-  std::uint64_t signature = 0;  // signature_of(describe(call)): what must agree
-  bool invalid = false;         // its own arguments failed (the failure is recorded)
+  // What the other members read of a small call shares the first line.
+  std::atomic<std::uint64_t> seq{0};  // the member published call `seq` here
+  std::uint64_t signature = 0;        // signature_of(describe(call)): what must agree
+  bool invalid = false;               // its own arguments failed (the failure is recorded)
   bool in_place = false;
+  bool small = false;  // the input is in `payload`, and every member folds its own output
+  alignas(16) std::byte payload[kSmallCallBytes];
+  alignas(64) Call call;
+  // The member is done with call `done` of this slot: its output written,
+  // the others' payloads read. The slot is reused once every member is.
+  alignas(kControlAlign) std::atomic<std::uint64_t> done{0};
 };
+// (8 + 8 + 3 bytes, the payload at 32: the first line holds it all. Call
+// is not standard-layout, so offsetof cannot check it.)
 
 // What the member that arrived last decided for the call.
 struct CallPlan {
   CollectiveKind kind = CollectiveKind::allreduce;
-  std::size_t total = 0;        // elements of every member's input
-  std::size_t chunk = 1;        // elements per chunk
+  std::size_t total = 0;  // elements of every member's input
+  std::size_t chunk = 1;  // elements per chunk
   std::size_t elem_size = 0;
-  bool staged = false;          // in-place reduce_scatter: blocks go through `staging`
+  bool staged = false;  // in-place reduce_scatter: blocks go through `staging`
   std::vector<std::byte> staging;
 };
 
@@ -87,11 +100,12 @@ class PendingCalls {
   // argument error, empty when fine). Returns the call's number.
   std::uint64_t publish(int rank, const Call& call, std::uint64_t signature,
                         const std::string& problem);
-  // Whether call `seq` is complete; does the chunks it can claim first.
-  bool test(std::uint64_t seq, const char* worker);
-  // Works on call `seq` and waits for its end; `kind` and `persistent`
-  // word a timeout.
-  void drive(std::uint64_t seq, const char* worker, CollectiveKind kind, bool persistent);
+  // Whether member `rank`'s part of call `seq` is complete; does the
+  // chunks it can claim first (or its own output, for a small call).
+  bool test(std::uint64_t seq, int rank);
+  // Works on call `seq` and waits for member `rank`'s part of it to end;
+  // `kind` and `persistent` word a timeout.
+  void drive(std::uint64_t seq, int rank, CollectiveKind kind, bool persistent);
   // The failure of call `seq` for one member, once; none when it went well.
   Failure take_failure(std::uint64_t seq);
   // Claims and folds one chunk of any open call; false when none is open
@@ -109,15 +123,26 @@ class PendingCalls {
   bool agree(PendingSlot& slot, std::uint64_t seq);
   void plan(PendingSlot& slot);
   bool claim(PendingSlot& slot, std::uint64_t seq, std::uint64_t& chunk);
+  // A small call: 1 when this member's output is done, 0 when not every
+  // member has published yet, -1 when the call fails (then it goes the
+  // way of a large one: the last to arrive records why and completes it).
+  int test_small(PendingSlot& slot, std::uint64_t seq, int rank);
+  // Waits until every other member is done with call `seq`.
+  void wait_for_others(std::uint64_t seq, int rank, CollectiveKind kind);
+  std::string what_is_missing(std::uint64_t seq);
   void work(PendingSlot& slot, std::uint64_t seq, std::uint64_t chunk, const char* worker);
   void complete(PendingSlot& slot, std::uint64_t seq);
   void record(std::uint64_t seq, ErrorKind kind, const std::string& text);
-  [[noreturn]] void time_out(std::uint64_t seq, const std::string& label);
+  [[noreturn]] void time_out(std::uint64_t seq, const std::string& label,
+                             const std::string& waited_for);
 
   TeamState& team_;
   const int members_;
   std::unique_ptr<PendingSlot[]> slots_;
-  std::unique_ptr<std::uint64_t[]> issued_;  // per member: its latest call's number
+  struct alignas(kControlAlign) Issued {
+    std::uint64_t seq = 0;  // the member's latest call's number
+  };
+  std::unique_ptr<Issued[]> issued_;
   // Failures by call, each read once by every member (error paths only).
   std::mutex failures_mutex_;
   struct Recorded {
@@ -136,6 +161,13 @@ std::string nonblocking_label(CollectiveKind kind, bool persistent);
 void fold_chunk(PendingSlot& slot, int members, std::uint64_t chunk);
 // Copies in-place reduce_scatter blocks from staging to their owners.
 void unstage_blocks(PendingSlot& slot, int members);
+// Whether `call` goes by the slot: a predefined op (it cannot throw, so a
+// member folding alone cannot miss another's failure) and an input of at
+// most kSmallCallBytes. Decided from what the signature covers, so members
+// that agree decide alike.
+bool goes_small(const Call& call, int members);
+// Member `rank`'s output of a small call, from every member's payload.
+void fold_small(const PendingSlot& slot, int members, int rank);
 
 // The team's nonblocking calls, built on first use.
 PendingCalls& pending_calls_of(TeamState& team);

@@ -77,7 +77,8 @@ RequestHandle issue_call(MemberState& member, const CallArgs& args, bool team_de
   if (!team_defaults) state->options = *args.options;
   state->call.options = team_defaults ? &team.options.collectives : &state->options;
   if (const std::string why = refusal(team, state->call); !why.empty()) {
-    throw ArgumentError(nonblocking_label(args.kind, persistent) + ": member " + std::to_string(member.global_rank) + ": " + why);
+    throw ArgumentError(nonblocking_label(args.kind, persistent) + ": member " +
+                        std::to_string(member.global_rank) + ": " + why);
   }
   if (args.kind == CollectiveKind::reduce_scatter && args.counts != nullptr) {
     state->counts.assign(args.counts, args.counts + args.count);
@@ -103,7 +104,7 @@ void start_request(RequestState& state) {
 
 bool test_request(RequestState& state) {
   if (!state.pending) return true;
-  if (!state.calls->test(state.seq, "a member")) return false;
+  if (!state.calls->test(state.seq, state.member->rank)) return false;
   finish(state);
   return true;
 }
@@ -111,7 +112,7 @@ bool test_request(RequestState& state) {
 void wait_request(RequestState& state) {
   if (!state.pending) return;
   try {
-    state.calls->drive(state.seq, "a member", state.call.kind, state.persistent);
+    state.calls->drive(state.seq, state.member->rank, state.call.kind, state.persistent);
   } catch (...) {  // timed out: the team broke, and the call is given up
     state.pending = false;
     throw;
