@@ -38,156 +38,216 @@ inline constexpr Op kStatelessOp{};
 
 template <class Op>
 inline constexpr bool kStateless =
-    std::is_empty_v<Op> && std::is_trivially_default_constructible_v<Op>;
+    std::is_empty_v<Op>&& std::is_trivially_default_constructible_v<Op>;
 
 template <class M>
 class NonblockingForms {
  public:
   // --- nonblocking: start the call, return its request forms
   template <class T, class Op>
-  Request ireduce(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, int root, OptionsRef options = {}) {
-    return RequestAccess::request(issue<T>(false, op, CollectiveKind::reduce, in, out, n, options, root));
+  Request ireduce(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, int root,
+                  OptionsRef options = {}) {
+    return RequestAccess::request(
+        issue<T>(false, op, CollectiveKind::reduce, in, out, n, options, root));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
   Request ireduce(const In& in, Out&& out, const Op& op, int root, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce, in, out, std::ranges::size(in), options, root));
+    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce, in, out,
+                                               std::ranges::size(in), options, root));
   }
   template <InOutRange InOut, class Op>
   Request ireduce(InOut&& inout, const Op& op, int root, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce, inout, inout, std::ranges::size(inout), options, root));
+    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce, inout, inout,
+                                               std::ranges::size(inout), options, root));
   }
   template <class T, class Op>
-  Request iallreduce(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue<T>(false, op, CollectiveKind::allreduce, in, out, n, options));
+  Request iallreduce(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op,
+                     OptionsRef options = {}) {
+    return RequestAccess::request(
+        issue<T>(false, op, CollectiveKind::allreduce, in, out, n, options));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
   Request iallreduce(const In& in, Out&& out, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::allreduce, in, out, std::ranges::size(in), options));
+    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::allreduce, in, out,
+                                               std::ranges::size(in), options));
   }
   template <InOutRange InOut, class Op>
   Request iallreduce(InOut&& inout, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::allreduce, inout, inout, std::ranges::size(inout), options));
+    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::allreduce, inout, inout,
+                                               std::ranges::size(inout), options));
   }
   template <class T, class Op>
-  Request ireduce_scatter(const T* in, std::type_identity_t<T>* out, std::span<const std::size_t> counts, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue<T>(false, op, CollectiveKind::reduce_scatter, in, out, counts.size(), options, 0, SIZE_MAX, SIZE_MAX, counts.data()));
+  Request ireduce_scatter(const T* in, std::type_identity_t<T>* out,
+                          std::span<const std::size_t> counts, const Op& op,
+                          OptionsRef options = {}) {
+    return RequestAccess::request(issue<T>(false, op, CollectiveKind::reduce_scatter, in, out,
+                                           counts.size(), options, 0, SIZE_MAX, SIZE_MAX,
+                                           counts.data()));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
-  Request ireduce_scatter(const In& in, Out&& out, std::span<const std::size_t> counts, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce_scatter, in, out, counts.size(), options, 0, counts.data()));
+  Request ireduce_scatter(const In& in, Out&& out, std::span<const std::size_t> counts,
+                          const Op& op, OptionsRef options = {}) {
+    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce_scatter, in, out,
+                                               counts.size(), options, 0, counts.data()));
   }
   template <InOutRange InOut, class Op>
-  Request ireduce_scatter(InOut&& inout, std::span<const std::size_t> counts, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce_scatter, inout, inout, counts.size(), options, 0, counts.data()));
+  Request ireduce_scatter(InOut&& inout, std::span<const std::size_t> counts, const Op& op,
+                          OptionsRef options = {}) {
+    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce_scatter, inout,
+                                               inout, counts.size(), options, 0, counts.data()));
   }
   template <class T, class Op>
-  Request ireduce_scatter_block(const T* in, std::type_identity_t<T>* out, std::size_t m, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue<T>(false, op, CollectiveKind::reduce_scatter_block, in, out, m, options));
+  Request ireduce_scatter_block(const T* in, std::type_identity_t<T>* out, std::size_t m,
+                                const Op& op, OptionsRef options = {}) {
+    return RequestAccess::request(
+        issue<T>(false, op, CollectiveKind::reduce_scatter_block, in, out, m, options));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
-  Request ireduce_scatter_block(const In& in, Out&& out, std::size_t m, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce_scatter_block, in, out, m, options));
+  Request ireduce_scatter_block(const In& in, Out&& out, std::size_t m, const Op& op,
+                                OptionsRef options = {}) {
+    return RequestAccess::request(
+        issue_ranges(false, op, CollectiveKind::reduce_scatter_block, in, out, m, options));
   }
   template <InOutRange InOut, class Op>
-  Request ireduce_scatter_block(InOut&& inout, std::size_t m, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::reduce_scatter_block, inout, inout, m, options));
+  Request ireduce_scatter_block(InOut&& inout, std::size_t m, const Op& op,
+                                OptionsRef options = {}) {
+    return RequestAccess::request(
+        issue_ranges(false, op, CollectiveKind::reduce_scatter_block, inout, inout, m, options));
   }
   template <class T, class Op>
-  Request iscan(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, OptionsRef options = {}) {
+  Request iscan(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op,
+                OptionsRef options = {}) {
     return RequestAccess::request(issue<T>(false, op, CollectiveKind::scan, in, out, n, options));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
   Request iscan(const In& in, Out&& out, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::scan, in, out, std::ranges::size(in), options));
+    return RequestAccess::request(
+        issue_ranges(false, op, CollectiveKind::scan, in, out, std::ranges::size(in), options));
   }
   template <InOutRange InOut, class Op>
   Request iscan(InOut&& inout, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::scan, inout, inout, std::ranges::size(inout), options));
+    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::scan, inout, inout,
+                                               std::ranges::size(inout), options));
   }
   template <class T, class Op>
-  Request iexscan(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, OptionsRef options = {}) {
+  Request iexscan(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op,
+                  OptionsRef options = {}) {
     return RequestAccess::request(issue<T>(false, op, CollectiveKind::exscan, in, out, n, options));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
   Request iexscan(const In& in, Out&& out, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::exscan, in, out, std::ranges::size(in), options));
+    return RequestAccess::request(
+        issue_ranges(false, op, CollectiveKind::exscan, in, out, std::ranges::size(in), options));
   }
   template <InOutRange InOut, class Op>
   Request iexscan(InOut&& inout, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::exscan, inout, inout, std::ranges::size(inout), options));
+    return RequestAccess::request(issue_ranges(false, op, CollectiveKind::exscan, inout, inout,
+                                               std::ranges::size(inout), options));
   }
   // --- persistent: prepare the call; start() runs it forms
   template <class T, class Op>
-  PersistentRequest reduce_init(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, int root, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue<T>(true, op, CollectiveKind::reduce, in, out, n, options, root));
+  PersistentRequest reduce_init(const T* in, std::type_identity_t<T>* out, std::size_t n,
+                                const Op& op, int root, OptionsRef options = {}) {
+    return RequestAccess::persistent(
+        issue<T>(true, op, CollectiveKind::reduce, in, out, n, options, root));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
-  PersistentRequest reduce_init(const In& in, Out&& out, const Op& op, int root, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce, in, out, std::ranges::size(in), options, root));
+  PersistentRequest reduce_init(const In& in, Out&& out, const Op& op, int root,
+                                OptionsRef options = {}) {
+    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce, in, out,
+                                                  std::ranges::size(in), options, root));
   }
   template <InOutRange InOut, class Op>
   PersistentRequest reduce_init(InOut&& inout, const Op& op, int root, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce, inout, inout, std::ranges::size(inout), options, root));
+    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce, inout, inout,
+                                                  std::ranges::size(inout), options, root));
   }
   template <class T, class Op>
-  PersistentRequest allreduce_init(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue<T>(true, op, CollectiveKind::allreduce, in, out, n, options));
+  PersistentRequest allreduce_init(const T* in, std::type_identity_t<T>* out, std::size_t n,
+                                   const Op& op, OptionsRef options = {}) {
+    return RequestAccess::persistent(
+        issue<T>(true, op, CollectiveKind::allreduce, in, out, n, options));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
   PersistentRequest allreduce_init(const In& in, Out&& out, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::allreduce, in, out, std::ranges::size(in), options));
+    return RequestAccess::persistent(
+        issue_ranges(true, op, CollectiveKind::allreduce, in, out, std::ranges::size(in), options));
   }
   template <InOutRange InOut, class Op>
   PersistentRequest allreduce_init(InOut&& inout, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::allreduce, inout, inout, std::ranges::size(inout), options));
+    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::allreduce, inout, inout,
+                                                  std::ranges::size(inout), options));
   }
   template <class T, class Op>
-  PersistentRequest reduce_scatter_init(const T* in, std::type_identity_t<T>* out, std::span<const std::size_t> counts, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue<T>(true, op, CollectiveKind::reduce_scatter, in, out, counts.size(), options, 0, SIZE_MAX, SIZE_MAX, counts.data()));
+  PersistentRequest reduce_scatter_init(const T* in, std::type_identity_t<T>* out,
+                                        std::span<const std::size_t> counts, const Op& op,
+                                        OptionsRef options = {}) {
+    return RequestAccess::persistent(issue<T>(true, op, CollectiveKind::reduce_scatter, in, out,
+                                              counts.size(), options, 0, SIZE_MAX, SIZE_MAX,
+                                              counts.data()));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
-  PersistentRequest reduce_scatter_init(const In& in, Out&& out, std::span<const std::size_t> counts, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce_scatter, in, out, counts.size(), options, 0, counts.data()));
+  PersistentRequest reduce_scatter_init(const In& in, Out&& out,
+                                        std::span<const std::size_t> counts, const Op& op,
+                                        OptionsRef options = {}) {
+    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce_scatter, in, out,
+                                                  counts.size(), options, 0, counts.data()));
   }
   template <InOutRange InOut, class Op>
-  PersistentRequest reduce_scatter_init(InOut&& inout, std::span<const std::size_t> counts, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce_scatter, inout, inout, counts.size(), options, 0, counts.data()));
+  PersistentRequest reduce_scatter_init(InOut&& inout, std::span<const std::size_t> counts,
+                                        const Op& op, OptionsRef options = {}) {
+    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce_scatter, inout,
+                                                  inout, counts.size(), options, 0, counts.data()));
   }
   template <class T, class Op>
-  PersistentRequest reduce_scatter_block_init(const T* in, std::type_identity_t<T>* out, std::size_t m, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue<T>(true, op, CollectiveKind::reduce_scatter_block, in, out, m, options));
+  PersistentRequest reduce_scatter_block_init(const T* in, std::type_identity_t<T>* out,
+                                              std::size_t m, const Op& op,
+                                              OptionsRef options = {}) {
+    return RequestAccess::persistent(
+        issue<T>(true, op, CollectiveKind::reduce_scatter_block, in, out, m, options));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
-  PersistentRequest reduce_scatter_block_init(const In& in, Out&& out, std::size_t m, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce_scatter_block, in, out, m, options));
+  PersistentRequest reduce_scatter_block_init(const In& in, Out&& out, std::size_t m, const Op& op,
+                                              OptionsRef options = {}) {
+    return RequestAccess::persistent(
+        issue_ranges(true, op, CollectiveKind::reduce_scatter_block, in, out, m, options));
   }
   template <InOutRange InOut, class Op>
-  PersistentRequest reduce_scatter_block_init(InOut&& inout, std::size_t m, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::reduce_scatter_block, inout, inout, m, options));
+  PersistentRequest reduce_scatter_block_init(InOut&& inout, std::size_t m, const Op& op,
+                                              OptionsRef options = {}) {
+    return RequestAccess::persistent(
+        issue_ranges(true, op, CollectiveKind::reduce_scatter_block, inout, inout, m, options));
   }
   template <class T, class Op>
-  PersistentRequest scan_init(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, OptionsRef options = {}) {
+  PersistentRequest scan_init(const T* in, std::type_identity_t<T>* out, std::size_t n,
+                              const Op& op, OptionsRef options = {}) {
     return RequestAccess::persistent(issue<T>(true, op, CollectiveKind::scan, in, out, n, options));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
   PersistentRequest scan_init(const In& in, Out&& out, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::scan, in, out, std::ranges::size(in), options));
+    return RequestAccess::persistent(
+        issue_ranges(true, op, CollectiveKind::scan, in, out, std::ranges::size(in), options));
   }
   template <InOutRange InOut, class Op>
   PersistentRequest scan_init(InOut&& inout, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::scan, inout, inout, std::ranges::size(inout), options));
+    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::scan, inout, inout,
+                                                  std::ranges::size(inout), options));
   }
   template <class T, class Op>
-  PersistentRequest exscan_init(const T* in, std::type_identity_t<T>* out, std::size_t n, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue<T>(true, op, CollectiveKind::exscan, in, out, n, options));
+  PersistentRequest exscan_init(const T* in, std::type_identity_t<T>* out, std::size_t n,
+                                const Op& op, OptionsRef options = {}) {
+    return RequestAccess::persistent(
+        issue<T>(true, op, CollectiveKind::exscan, in, out, n, options));
   }
   template <InputRange In, OutputRangeOf<In> Out, class Op>
   PersistentRequest exscan_init(const In& in, Out&& out, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::exscan, in, out, std::ranges::size(in), options));
+    return RequestAccess::persistent(
+        issue_ranges(true, op, CollectiveKind::exscan, in, out, std::ranges::size(in), options));
   }
   template <InOutRange InOut, class Op>
   PersistentRequest exscan_init(InOut&& inout, const Op& op, OptionsRef options = {}) {
-    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::exscan, inout, inout, std::ranges::size(inout), options));
+    return RequestAccess::persistent(issue_ranges(true, op, CollectiveKind::exscan, inout, inout,
+                                                  std::ranges::size(inout), options));
   }
 
  private:

@@ -85,7 +85,8 @@ class Request {
   explicit Request(detail::RequestHandle state) : state_(std::move(state)) {}
   detail::RequestState& checked(const char* operation) const {
     if (state_ == nullptr) {
-      throw ArgumentError(std::string(operation) + ": the request is empty (moved from or default)");
+      throw ArgumentError(std::string(operation) +
+                          ": the request is empty (moved from or default)");
     }
     return *state_;
   }
@@ -117,7 +118,8 @@ class PersistentRequest {
   explicit PersistentRequest(detail::RequestHandle state) : state_(std::move(state)) {}
   detail::RequestState& checked(const char* operation) const {
     if (state_ == nullptr) {
-      throw ArgumentError(std::string(operation) + ": the request is empty (moved from or default)");
+      throw ArgumentError(std::string(operation) +
+                          ": the request is empty (moved from or default)");
     }
     return *state_;
   }

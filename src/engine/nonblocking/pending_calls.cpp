@@ -13,9 +13,6 @@ namespace hreduce::detail {
 
 namespace {
 
-// Calls of a slot up to and including `seq` (numbers start at 1).
-std::uint64_t occupancy(std::uint64_t seq) { return (seq - 1) / kPendingSlots + 1; }
-
 std::string call_name(std::uint64_t seq) { return "nonblocking call " + std::to_string(seq); }
 
 // What member `r`'s call says differently from member 0's, and its kind.
@@ -89,9 +86,10 @@ std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t si
   if (mine.invalid) {
     record(seq, ErrorKind::argument, "member " + std::to_string(rank) + ": " + problem);
   }
+  // The fence in wake_blocked also orders this number before this
+  // member's own look at the others' (test): of two members publishing at
+  // once, at least one sees both.
   announce(mine.seq, seq);
-  const std::uint64_t before = slot.arrivals.fetch_add(1, std::memory_order_acq_rel);
-  if (before + 1 == occupancy(seq) * static_cast<std::uint64_t>(members_)) open(slot, seq);
   wake_blocked(mine.seq, team_.waiting);
   return seq;
 }
@@ -99,7 +97,12 @@ std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t si
 void PendingCalls::wait_for_others(std::uint64_t seq, int rank, CollectiveKind kind) {
   PendingSlot& slot = slot_of(seq);
   const PendingSlot& previous = slot_of(seq + kPendingSlots - 1);
-  const Deadline deadline = Deadline::after(team_.timeout);
+  // An active deadline makes the wait poll with naps instead of sleeping
+  // until a wake-up that finish_part does not send.
+  constexpr std::chrono::hours kForever{24 * 365};
+  const bool limited = team_.timeout.count() > 0;
+  const Deadline deadline = Deadline::after(
+      limited ? team_.timeout : std::chrono::duration_cast<std::chrono::milliseconds>(kForever));
   for (int q = 0; q < members_; ++q) {
     if (q == rank) continue;
     const std::uint64_t published = previous.members[q].seq.load(std::memory_order_acquire);
@@ -111,38 +114,51 @@ void PendingCalls::wait_for_others(std::uint64_t seq, int rank, CollectiveKind k
   }
 }
 
-// The last member to arrive: agreement, the plan, and the claims opened.
+// Whoever sees first that every member published a large call on which
+// all agree: the plan, and the claims opened.
 void PendingCalls::open(PendingSlot& slot, std::uint64_t seq) {
-  std::uint64_t chunks = 0;
-  if (agree(slot, seq)) {
-    if (slot.members[0].small) return;  // every member folds its own output
-    plan(slot);
-    chunks = (slot.plan.total + slot.plan.chunk - 1) / slot.plan.chunk;
-  }
+  std::uint64_t before = slot.opener.load(std::memory_order_relaxed);
+  do {
+    if (before >= seq) return;  // another member opens it
+  } while (!slot.opener.compare_exchange_weak(before, seq, std::memory_order_acq_rel));
+  plan(slot);
+  const std::uint64_t chunks = (slot.plan.total + slot.plan.chunk - 1) / slot.plan.chunk;
   slot.chunks.store(chunks, std::memory_order_relaxed);
   slot.finished.store(seq << kChunkBits, std::memory_order_relaxed);
   // Opened even without chunks: members waiting for the opening wake here.
   announce(slot.claims, (seq << kChunkBits) | chunks);
   wake_blocked(slot.claims, team_.waiting);
-  if (chunks == 0) {  // n = 0 only synchronises; a failed call moves no data
+  if (chunks == 0) {  // n = 0 only synchronises
     complete(slot, seq);
     return;
   }
   if (progress_thread_) ProgressThread::instance().notify();
 }
 
+bool PendingCalls::everyone_published(const PendingSlot& slot, std::uint64_t seq) const {
+  for (int q = 0; q < members_; ++q) {
+    if (slot.members[q].seq.load(std::memory_order_acquire) < seq) return false;
+  }
+  return true;
+}
+
+// Every member that finds the call failing records why, once: they all
+// see the same calls, and so word the same failure.
 bool PendingCalls::agree(PendingSlot& slot, std::uint64_t seq) {
   const PublishedCall* calls = slot.members.get();
   bool fine = true;
   for (int r = 0; r < members_; ++r) fine &= !calls[r].invalid;
   if (!fine) return false;  // the members recorded why
+  for (int r = 1; r < members_; ++r) fine &= calls[r].signature == calls[0].signature;
+  if (fine) return true;
+  std::lock_guard lock(failures_mutex_);
+  if (failures_.count(seq) != 0) return false;
   for (int r = 1; r < members_; ++r) {
     if (calls[r].signature == calls[0].signature) continue;
     const Failure why = difference(calls[r].call, calls[0].call, r);
-    record(seq, why.kind, why.text);
-    fine = false;
+    record_locked(seq, why.kind, why.text);
   }
-  return fine;
+  return false;
 }
 
 void PendingCalls::plan(PendingSlot& slot) {
@@ -204,28 +220,28 @@ bool PendingCalls::test(std::uint64_t seq, int rank) {
   PendingSlot& slot = slot_of(seq);
   PublishedCall& mine = slot.members[rank];
   if (mine.done.load(std::memory_order_relaxed) >= seq) return true;
-  if (mine.small) {
-    const int small = test_small(slot, seq, rank);
-    if (small >= 0) return small == 1;
+  if (slot.claims.load(std::memory_order_acquire) >> kChunkBits < seq) {
+    // Not open: a small call (never opened), a failing one, or one whose
+    // members have not all published.
+    if (!everyone_published(slot, seq)) return false;
+    if (!agree(slot, seq)) return finish_part(mine, seq);
+    if (mine.small) {
+      fold_small(slot, members_, rank);
+      return finish_part(mine, seq);
+    }
+    open(slot, seq);
   }
   std::uint64_t chunk = 0;
   while (claim(slot, seq, chunk)) work(slot, seq, chunk, "a member");
   if (slot.completed.load(std::memory_order_acquire) < seq) return false;
-  detail::publish(mine.done, seq, team_.waiting);
-  return true;
+  return finish_part(mine, seq);
 }
 
-int PendingCalls::test_small(PendingSlot& slot, std::uint64_t seq, int rank) {
-  const PublishedCall* calls = slot.members.get();
-  for (int q = 0; q < members_; ++q) {
-    if (calls[q].seq.load(std::memory_order_acquire) < seq) return 0;
-  }
-  for (int q = 0; q < members_; ++q) {
-    if (calls[q].invalid || calls[q].signature != calls[0].signature) return -1;
-  }
-  fold_small(slot, members_, rank);
-  detail::publish(slot.members[rank].done, seq, team_.waiting);
-  return 1;
+// No wake-up: whoever waits for `done` (wait_for_others) polls, so the
+// common path saves the fence a wake-up needs.
+bool PendingCalls::finish_part(PublishedCall& mine, std::uint64_t seq) {
+  announce(mine.done, seq);
+  return true;
 }
 
 bool PendingCalls::work_on_any(const char* worker) {
@@ -247,18 +263,15 @@ void PendingCalls::drive(std::uint64_t seq, int rank, CollectiveKind kind, bool 
   const Deadline deadline = Deadline::after(team_.timeout);
   while (!test(seq, rank)) {
     bool arrived = true;
-    if (slot.members[rank].small) {  // wait for whoever has not published
-      for (int q = 0; q < members_ && arrived; ++q) {
-        arrived = wait_at_least(slot.members[q].seq, seq, deadline, team_.waiting);
-      }
+    // Wait for whoever has not published; then, if the call is being
+    // opened, for its claims; else every chunk is claimed: for its end.
+    for (int q = 0; q < members_ && arrived; ++q) {
+      arrived = wait_at_least(slot.members[q].seq, seq, deadline, team_.waiting);
     }
-    // Not open yet (a member has not started it): wait for the claims to
-    // open; else every chunk is claimed: wait for the call's end.
     if (arrived && !test(seq, rank)) {
       const bool opened = slot.claims.load(std::memory_order_acquire) >> kChunkBits >= seq;
       arrived = opened ? wait_at_least(slot.completed, seq, deadline, team_.waiting)
-                       : wait_at_least(slot.claims, seq << kChunkBits, deadline, team_.waiting) ||
-                             slot.completed.load(std::memory_order_acquire) >= seq;
+                       : wait_at_least(slot.claims, seq << kChunkBits, deadline, team_.waiting);
     }
     if (!arrived) time_out(seq, nonblocking_label(kind, persistent), what_is_missing(seq));
   }
@@ -285,6 +298,10 @@ void PendingCalls::time_out(std::uint64_t seq, const std::string& label,
 
 void PendingCalls::record(std::uint64_t seq, ErrorKind kind, const std::string& text) {
   std::lock_guard lock(failures_mutex_);
+  record_locked(seq, kind, text);
+}
+
+void PendingCalls::record_locked(std::uint64_t seq, ErrorKind kind, const std::string& text) {
   auto [at, fresh] = failures_.try_emplace(seq);
   Recorded& r = at->second;
   if (fresh) {
@@ -317,7 +334,7 @@ void PendingCalls::restart() {
     slot.claims.store(0, std::memory_order_relaxed);
     slot.finished.store(0, std::memory_order_relaxed);
     slot.completed.store(0, std::memory_order_relaxed);
-    slot.arrivals.store(0, std::memory_order_relaxed);
+    slot.opener.store(0, std::memory_order_relaxed);
     slot.chunks.store(0, std::memory_order_relaxed);
     for (int r = 0; r < members_; ++r) {
       slot.members[r].seq.store(0, std::memory_order_relaxed);

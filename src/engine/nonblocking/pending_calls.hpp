@@ -3,20 +3,24 @@
 // nonblocking calls alike, because they issue them in the same order).
 //
 //   member 0 ──publish──┐                    ┌── claim chunk 0, fold, finish ──┐
-//   member 1 ──publish──┼─ last to arrive: ──┼── claim chunk 1, fold, finish ──┼─ last to
+//   member 1 ──publish──┼─ first to see all: ┼── claim chunk 1, fold, finish ──┼─ last to
 //   member 2 ──publish──┘  agree, plan,      └── (progress thread) chunk 2 ... ─┘ finish:
 //                          open the claims                                      completed
 //
 // Starting a call publishes the member's arguments into its part of the
-// slot and counts it in. The member that arrives last checks that every
-// member's call agrees (the same signature as the blocking calls compare),
-// cuts the element range into chunks and opens them: from then on whoever
-// tests or waits on the call — any member, or the progress thread — claims
-// chunks one at a time and folds each across every member's input in rank
-// order (chunk_fold.cpp), writing every output the chunk feeds. The one
-// who finishes the last chunk marks the call completed: every member's
-// input has been read and every output written, so each member's request
-// is complete. Nobody waits for an absent member to do its share.
+// slot, under the call's number. A member that tests or waits and finds
+// every member's number there checks that all calls agree (the signature
+// the blocking calls compare; every member finds the same, and a failure
+// is recorded once). A small call (small_calls.cpp) needs nothing more:
+// each member folds its own output from the inputs copied into the slot.
+// A large one is opened by whoever gets there first (a compare-exchange):
+// it cuts the element range into chunks and opens them, and from then on
+// whoever tests or waits on the call — any member, or the progress thread
+// — claims chunks one at a time and folds each across every member's input
+// in rank order (chunk_fold.cpp), writing every output the chunk feeds.
+// The one who finishes the last chunk marks the call completed: every
+// member's input has been read and every output written. Nobody waits for
+// an absent member to do its share.
 //
 // The words below carry the call's number (`claims` and `finished` in
 // their high bits, over the chunks left to claim and the chunks finished),
@@ -84,7 +88,7 @@ struct PendingSlot {
   alignas(kControlAlign) std::atomic<std::uint64_t> claims{0};
   alignas(kControlAlign) std::atomic<std::uint64_t> finished{0};
   alignas(kControlAlign) std::atomic<std::uint64_t> completed{0};
-  alignas(kControlAlign) std::atomic<std::uint64_t> arrivals{0};  // over all its calls
+  alignas(kControlAlign) std::atomic<std::uint64_t> opener{0};  // the latest call opened
   // Written by the last to arrive before `claims` opens; read after a claim.
   std::atomic<std::uint64_t> chunks{0};
   CallPlan plan;
@@ -120,19 +124,18 @@ class PendingCalls {
  private:
   PendingSlot& slot_of(std::uint64_t seq) { return slots_[seq % kPendingSlots]; }
   void open(PendingSlot& slot, std::uint64_t seq);
+  bool everyone_published(const PendingSlot& slot, std::uint64_t seq) const;
+  bool finish_part(PublishedCall& mine, std::uint64_t seq);
   bool agree(PendingSlot& slot, std::uint64_t seq);
   void plan(PendingSlot& slot);
   bool claim(PendingSlot& slot, std::uint64_t seq, std::uint64_t& chunk);
-  // A small call: 1 when this member's output is done, 0 when not every
-  // member has published yet, -1 when the call fails (then it goes the
-  // way of a large one: the last to arrive records why and completes it).
-  int test_small(PendingSlot& slot, std::uint64_t seq, int rank);
   // Waits until every other member is done with call `seq`.
   void wait_for_others(std::uint64_t seq, int rank, CollectiveKind kind);
   std::string what_is_missing(std::uint64_t seq);
   void work(PendingSlot& slot, std::uint64_t seq, std::uint64_t chunk, const char* worker);
   void complete(PendingSlot& slot, std::uint64_t seq);
   void record(std::uint64_t seq, ErrorKind kind, const std::string& text);
+  void record_locked(std::uint64_t seq, ErrorKind kind, const std::string& text);
   [[noreturn]] void time_out(std::uint64_t seq, const std::string& label,
                              const std::string& waited_for);
 
