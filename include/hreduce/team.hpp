@@ -38,6 +38,7 @@
 #define HREDUCE_PUBLIC_HEADER  // lets the detail headers in (they refuse direct includes)
 #include "hreduce/detail/call.hpp"
 #include "hreduce/error.hpp"
+#include "hreduce/nonblocking.hpp"
 #include "hreduce/ops.hpp"
 #include "hreduce/options.hpp"
 #include "hreduce/topology.hpp"
@@ -91,9 +92,11 @@ struct TeamOptions {
   bool run_ahead = true;
 };
 
-// One member of a team: its rank, and the collectives. A Member is used by
-// one thread at a time.
-class Member {
+// One member of a team: its rank, and the collectives; their nonblocking
+// (m.iallreduce) and persistent (m.allreduce_init) forms come from
+// NonblockingForms (hreduce/nonblocking.hpp). A Member is used by one
+// thread at a time.
+class Member : public detail::NonblockingForms<Member> {
  public:
   // Team rank, ordered by (process rank, thread index): docs/spec.md's rank for
   // every rank-order rule.
@@ -227,6 +230,7 @@ class Member {
  private:
   friend class Team;
   friend struct detail::MemberAccess;
+  friend class detail::NonblockingForms<Member>;
   explicit Member(detail::MemberState* state) : state_(state) {}
 
   const CollectiveOptions& default_options() const;

@@ -9,6 +9,7 @@
 #include "hreduce/error.hpp"
 #include "hreduce/schedule.hpp"
 #include "src/common/environment.hpp"
+#include "src/engine/nonblocking/pending_calls.hpp"
 #include "src/engine/process_group.hpp"
 
 namespace hreduce::detail {
@@ -178,6 +179,7 @@ void TeamState::restart() {
     member.calls_run_ahead = 0;
     for (CallRecord& record : member.records) record = CallRecord{};
   }
+  if (pending_calls) pending_calls->restart();
   std::lock_guard lock(error_mutex_);
   failures_.clear();
   broken_reason_ = Failure::none();

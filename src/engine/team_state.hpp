@@ -156,6 +156,7 @@ struct TreeRole {
 
 class TeamState;
 class ProcessGroup;
+class PendingCalls;
 
 // Pool growths in this process: a steady state must not add to it (tests).
 std::uint64_t pool_growth_count();
@@ -242,6 +243,10 @@ class TeamState {
   // Set after a timeout, or an error in a call that some member had
   // already left: members are no longer in step.
   std::atomic<bool> broken{false};
+  // The nonblocking and persistent calls, built by the first one
+  // (src/engine/nonblocking/pending_calls.hpp).
+  std::once_flag pending_calls_once;
+  std::unique_ptr<PendingCalls> pending_calls;
 
  private:
   Failure broken_reason_;

@@ -1,0 +1,178 @@
+// The nonblocking calls of one team of threads: a ring of slots, one per
+// call in flight, indexed by the call's number (members number their
+// nonblocking calls alike, because they issue them in the same order).
+//
+//   member 0 ──publish──┐                    ┌── claim chunk 0, fold, finish ──┐
+//   member 1 ──publish──┼─ first to see all: ┼── claim chunk 1, fold, finish ──┼─ last to
+//   member 2 ──publish──┘  agree, plan,      └── (progress thread) chunk 2 ... ─┘ finish:
+//                          open the claims                                      completed
+//
+// Starting a call publishes the member's arguments into its part of the
+// slot, under the call's number. A member that tests or waits and finds
+// every member's number there checks that all calls agree (the signature
+// the blocking calls compare; every member finds the same, and a failure
+// is recorded once). A small call (small_calls.cpp) needs nothing more:
+// each member folds its own output from the inputs copied into the slot.
+// A large one is opened by whoever gets there first (a compare-exchange):
+// it cuts the element range into chunks and opens them, and from then on
+// whoever tests or waits on the call — any member, or the progress thread
+// — claims chunks one at a time and folds each across every member's input
+// in rank order (chunk_fold.cpp), writing every output the chunk feeds.
+// The one who finishes the last chunk marks the call completed: every
+// member's input has been read and every output written. Nobody waits for
+// an absent member to do its share.
+//
+// The words below carry the call's number (`claims` and `finished` in
+// their high bits, over the chunks left to claim and the chunks finished),
+// so a request that looks late still reads the truth and a claim racing
+// with the slot's reuse fails its compare-exchange;
+// `completed` is the latest completed call of the slot. A slot is reused
+// for call s + kPendingSlots once every member is done with call s (its
+// `done`): the member starting that call drives its own part there itself.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "src/common/failure.hpp"
+#include "src/common/wait.hpp"
+#include "src/engine/process_step.hpp"
+#include "src/engine/team_state.hpp"
+
+namespace hreduce::detail {
+
+// Slots per team: a member has at most kPendingSlots - 1 calls in flight;
+// starting one more first finishes its oldest.
+inline constexpr int kPendingSlots = 16;
+// `claims` and `finished` hold (call << kChunkBits) + chunks.
+inline constexpr int kChunkBits = 24;
+inline constexpr std::uint64_t kChunkMask = (std::uint64_t{1} << kChunkBits) - 1;
+
+// Inputs up to this size go by the slot (small_calls.cpp).
+inline constexpr std::size_t kSmallCallBytes = 32;
+
+// One member's part of a call.
+struct alignas(kControlAlign) PublishedCall {
+  // What the other members read of a small call shares the first line.
+  std::atomic<std::uint64_t> seq{0};  // the member published call `seq` here
+  std::uint64_t signature = 0;        // signature_of(describe(call)): what must agree
+  bool invalid = false;               // its own arguments failed (the failure is recorded)
+  bool in_place = false;
+  bool small = false;  // the input is in `payload`, and every member folds its own output
+  alignas(16) std::byte payload[kSmallCallBytes];
+  alignas(64) Call call;
+  // The member is done with call `done` of this slot: its output written,
+  // the others' payloads read. The slot is reused once every member is.
+  alignas(kControlAlign) std::atomic<std::uint64_t> done{0};
+};
+// (8 + 8 + 3 bytes, the payload at 32: the first line holds it all. Call
+// is not standard-layout, so offsetof cannot check it.)
+
+// What the member that arrived last decided for the call.
+struct CallPlan {
+  CollectiveKind kind = CollectiveKind::allreduce;
+  std::size_t total = 0;  // elements of every member's input
+  std::size_t chunk = 1;  // elements per chunk
+  std::size_t elem_size = 0;
+  bool staged = false;  // in-place reduce_scatter: blocks go through `staging`
+  std::vector<std::byte> staging;
+};
+
+struct PendingSlot {
+  alignas(kControlAlign) std::atomic<std::uint64_t> claims{0};
+  alignas(kControlAlign) std::atomic<std::uint64_t> finished{0};
+  alignas(kControlAlign) std::atomic<std::uint64_t> completed{0};
+  alignas(kControlAlign) std::atomic<std::uint64_t> opener{0};  // the latest call opened
+  // Written by the last to arrive before `claims` opens; read after a claim.
+  std::atomic<std::uint64_t> chunks{0};
+  CallPlan plan;
+  std::unique_ptr<PublishedCall[]> members;
+};
+
+class PendingCalls {
+ public:
+  PendingCalls(TeamState& team, int members);
+  ~PendingCalls();
+
+  // Starts call `seq` of member `rank`'s with `call` (problem: its own
+  // argument error, empty when fine). Returns the call's number.
+  std::uint64_t publish(int rank, const Call& call, std::uint64_t signature,
+                        const std::string& problem);
+  // Whether member `rank`'s part of call `seq` is complete; does the
+  // chunks it can claim first (or its own output, for a small call).
+  bool test(std::uint64_t seq, int rank);
+  // Works on call `seq` and waits for member `rank`'s part of it to end;
+  // `kind` and `persistent` word a timeout.
+  void drive(std::uint64_t seq, int rank, CollectiveKind kind, bool persistent);
+  // The failure of call `seq` for one member, once; none when it went well.
+  Failure take_failure(std::uint64_t seq);
+  // Claims and folds one chunk of any open call; false when none is open
+  // (the progress thread).
+  bool work_on_any(const char* worker);
+  // Every counter back to the start (Team::resynchronize: nothing in flight).
+  void restart();
+
+  TeamState& team() { return team_; }
+  int size() const { return members_; }
+
+ private:
+  PendingSlot& slot_of(std::uint64_t seq) { return slots_[seq % kPendingSlots]; }
+  void open(PendingSlot& slot, std::uint64_t seq);
+  bool everyone_published(const PendingSlot& slot, std::uint64_t seq) const;
+  bool finish_part(PublishedCall& mine, std::uint64_t seq);
+  bool agree(PendingSlot& slot, std::uint64_t seq);
+  void plan(PendingSlot& slot);
+  bool claim(PendingSlot& slot, std::uint64_t seq, std::uint64_t& chunk);
+  // Waits until every other member is done with call `seq`.
+  void wait_for_others(std::uint64_t seq, int rank, CollectiveKind kind);
+  std::string what_is_missing(std::uint64_t seq);
+  void work(PendingSlot& slot, std::uint64_t seq, std::uint64_t chunk, const char* worker);
+  void complete(PendingSlot& slot, std::uint64_t seq);
+  void record(std::uint64_t seq, ErrorKind kind, const std::string& text);
+  void record_locked(std::uint64_t seq, ErrorKind kind, const std::string& text);
+  [[noreturn]] void time_out(std::uint64_t seq, const std::string& label,
+                             const std::string& waited_for);
+
+  TeamState& team_;
+  const int members_;
+  std::unique_ptr<PendingSlot[]> slots_;
+  struct alignas(kControlAlign) Issued {
+    std::uint64_t seq = 0;  // the member's latest call's number
+  };
+  std::unique_ptr<Issued[]> issued_;
+  // Failures by call, each read once by every member (error paths only).
+  std::mutex failures_mutex_;
+  struct Recorded {
+    Failure failure;
+    int unread = 0;
+  };
+  std::map<std::uint64_t, Recorded> failures_;
+  std::atomic<int> failures_unread_{0};
+  bool progress_thread_ = false;
+};
+
+// How messages name a call: "iallreduce", "allreduce_init".
+std::string nonblocking_label(CollectiveKind kind, bool persistent);
+
+// Folds chunk `chunk` of the call in `slot` (chunk_fold.cpp).
+void fold_chunk(PendingSlot& slot, int members, std::uint64_t chunk);
+// Copies in-place reduce_scatter blocks from staging to their owners.
+void unstage_blocks(PendingSlot& slot, int members);
+// Whether `call` goes by the slot: a predefined op (it cannot throw, so a
+// member folding alone cannot miss another's failure) and an input of at
+// most kSmallCallBytes. Decided from what the signature covers, so members
+// that agree decide alike.
+bool goes_small(const Call& call, int members);
+// Member `rank`'s output of a small call, from every member's payload.
+void fold_small(const PendingSlot& slot, int members, int rank);
+
+// The team's nonblocking calls, built on first use.
+PendingCalls& pending_calls_of(TeamState& team);
+
+}  // namespace hreduce::detail

@@ -1,0 +1,135 @@
+// Requests: what a member keeps of its nonblocking or persistent call, and
+// start / test / wait over the team's PendingCalls.
+//
+// A request owns copies of everything the caller may let go of while the
+// call runs (the op, the options, reduce_scatter's counts), so the member's
+// published Call points into it; it lives on the heap, so moving the handle
+// moves none of that. A persistent request checks its arguments and
+// computes its signature once, and each start() only publishes them.
+#include <string>
+#include <vector>
+
+#include "hreduce/team.hpp"
+#include "src/engine/call_checks.hpp"
+#include "src/engine/call_failures.hpp"
+#include "src/engine/collectives.hpp"
+#include "src/engine/nonblocking/pending_calls.hpp"
+
+namespace hreduce::detail {
+
+struct RequestState {
+  MemberState* member = nullptr;
+  PendingCalls* calls = nullptr;
+  Call call;
+  CollectiveOptions options;
+  std::vector<std::size_t> counts;
+  std::unique_ptr<KeptOp> kept_op;
+  std::uint64_t signature = 0;
+  std::string problem;  // this member's argument error, empty when fine
+  std::uint64_t seq = 0;
+  bool pending = false;
+  bool persistent = false;
+};
+
+namespace {
+
+std::string label_of(const RequestState& state) {
+  return nonblocking_label(state.call.kind, state.persistent);
+}
+
+// Why the nonblocking calls refuse the call outright, whatever the members
+// say; empty when they serve it.
+std::string refusal(const TeamState& team, const Call& call) {
+  if (team.group != nullptr) {
+    return "nonblocking and persistent calls on a team spanning processes are not served yet "
+           "(docs/nonblocking.md)";
+  }
+  if (call.options->reproducibility == Reproducibility::exact) {
+    return "reproducibility exact is not served by the nonblocking and persistent calls yet";
+  }
+  return {};
+}
+
+void finish(RequestState& state) {
+  state.pending = false;
+  Failure failure = state.calls->take_failure(state.seq);
+  if (!failure) return;
+  throw_error(failure.kind, label_of(state) + " (nonblocking call " + std::to_string(state.seq) +
+                                "): " + failure.text);
+}
+
+void check_usable(RequestState& state) {
+  if (state.member->team.broken.load(std::memory_order_acquire)) {
+    fail_broken(*state.member, state.call.kind);
+  }
+}
+
+}  // namespace
+
+RequestHandle issue_call(MemberState& member, const CallArgs& args, bool team_defaults,
+                         std::unique_ptr<KeptOp> kept_op, bool persistent) {
+  TeamState& team = member.team;
+  RequestHandle state(new RequestState);
+  state->member = &member;
+  state->persistent = persistent;
+  state->kept_op = std::move(kept_op);
+  state->call = Call(args);
+  if (!team_defaults) state->options = *args.options;
+  state->call.options = team_defaults ? &team.options.collectives : &state->options;
+  if (const std::string why = refusal(team, state->call); !why.empty()) {
+    throw ArgumentError(nonblocking_label(args.kind, persistent) + ": member " +
+                        std::to_string(member.global_rank) + ": " + why);
+  }
+  if (args.kind == CollectiveKind::reduce_scatter && args.counts != nullptr) {
+    state->counts.assign(args.counts, args.counts + args.count);
+    state->call.counts = state->counts.data();
+  }
+  state->calls = &pending_calls_of(team);
+  const int size = team.size();
+  state->problem = local_problem(state->call, member.rank, size, team.options.collectives);
+  state->signature = signature_of(describe(state->call), size);
+  if (!persistent) start_request(*state);
+  return state;
+}
+
+void start_request(RequestState& state) {
+  if (state.pending) {
+    throw ArgumentError(label_of(state) + ": member " + std::to_string(state.member->global_rank) +
+                        ": start() while the call is still active (wait for it first)");
+  }
+  check_usable(state);
+  state.seq = state.calls->publish(state.member->rank, state.call, state.signature, state.problem);
+  state.pending = true;
+}
+
+bool test_request(RequestState& state) {
+  if (!state.pending) return true;
+  if (!state.calls->test(state.seq, state.member->rank)) return false;
+  finish(state);
+  return true;
+}
+
+void wait_request(RequestState& state) {
+  if (!state.pending) return;
+  try {
+    state.calls->drive(state.seq, state.member->rank, state.call.kind, state.persistent);
+  } catch (...) {  // timed out: the team broke, and the call is given up
+    state.pending = false;
+    throw;
+  }
+  finish(state);
+}
+
+bool request_pending(const RequestState& state) { return state.pending; }
+
+void RequestStateDeleter::operator()(RequestState* state) const noexcept {
+  if (state->pending) {
+    try {
+      wait_request(*state);
+    } catch (...) {  // reported by the members that wait (request.hpp)
+    }
+  }
+  delete state;
+}
+
+}  // namespace hreduce::detail
