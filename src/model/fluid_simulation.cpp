@@ -92,6 +92,17 @@ std::vector<std::pair<double, int>> rates_now(const std::vector<Task>& tasks,
   return rates;
 }
 
+// Time to the next event: the next latency's end (`next_timer` from now) or
+// the first flow to finish at its current rate.
+double until_next_event(const std::vector<Flow>& flows,
+                        const std::vector<std::pair<double, int>>& rates, double next_timer) {
+  double step = next_timer;
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    step = std::min(step, flows[i].remaining / rates[i].first);
+  }
+  return std::max(step, 0.0);
+}
+
 }  // namespace
 
 // Event by event: flows advance at their current rates until the next flow
@@ -124,12 +135,9 @@ std::vector<TaskTiming> FluidSimulation::run() const {
   };
   while (!timers.empty() || !flows.empty()) {
     std::vector<std::pair<double, int>> rates = rates_now(tasks_, flows, capacity);
-    double step =
-        timers.empty() ? std::numeric_limits<double>::infinity() : timers.top().first - now;
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-      step = std::min(step, flows[i].remaining / rates[i].first);
-    }
-    step = std::max(step, 0.0);
+    const double step = until_next_event(
+        flows, rates,
+        timers.empty() ? std::numeric_limits<double>::infinity() : timers.top().first - now);
     now += step;
     std::vector<Flow> still;
     for (std::size_t i = 0; i < flows.size(); ++i) {

@@ -34,10 +34,10 @@ PY
 
 for bad in "" "8,,16" "8,x" "0" "-8" "1e3" "4Kx"; do
   out=$("$hreduce" bench --sizes "$bad" 2>&1) && fail "--sizes '$bad' accepted"
-  echo "$out" | grep -q -- "--sizes" || fail "--sizes '$bad': $out"
+  grep -q -- "--sizes" <<<"$out" || fail "--sizes '$bad': $out"
 done
 out=$("$hreduce" bench --sizes 8 --max-bytes 64 2>&1) && fail "--sizes with --max-bytes accepted"
-echo "$out" | grep -q -- "--max-bytes does not go with --sizes" || fail "--sizes --max-bytes: $out"
+grep -q -- "--max-bytes does not go with --sizes" <<<"$out" || fail "--sizes --max-bytes: $out"
 [[ "$("$hreduce" help)" == *"--sizes L"* ]] || fail "hreduce help does not list --sizes"
 
 [ $failures -eq 0 ] && echo PASS

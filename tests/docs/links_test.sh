@@ -44,7 +44,7 @@ for file in "$@"; do
     if [ ! -e "$target" ]; then
       echo "$file: link to $link: no file $target"
       failures=$((failures + 1))
-    elif [ -n "$anchor" ] && ! anchors "$target" | grep -qxF -- "$anchor"; then
+    elif [ -n "$anchor" ] && ! anchors "$target" | grep -xF -- "$anchor" >/dev/null; then
       echo "$file: link to $link: no heading with anchor #$anchor in $target"
       failures=$((failures + 1))
     fi

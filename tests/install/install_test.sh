@@ -20,7 +20,7 @@ g++ -O2 "$example" $(pkg-config --cflags --libs hreduce) -o "$work/example"
 "$work/example" > "$work/example.out"
 echo "C++ example built with g++ \$(pkg-config --cflags --libs hreduce) and run"
 mpicc -O2 "$mpi_program" -o "$work/mpi_program" $(pkg-config --libs hreduce-mpi) -lpthread
-readelf -d "$work/mpi_program" | grep -q "libhreduce_mpi.so" ||
+readelf -d "$work/mpi_program" | grep "libhreduce_mpi.so" >/dev/null ||
   { echo "not linked to libhreduce_mpi.so"; exit 1; }
 mpirun --oversubscribe --bind-to none -np 2 -x HREDUCE_MPI_VERBOSE=1 \
   --mca btl self,vader --mca btl_vader_single_copy_mechanism none \

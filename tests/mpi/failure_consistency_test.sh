@@ -38,7 +38,7 @@ run() {
   local np=$1 per_node=$2
   shift 2
   launch "$np" "$per_node" -- "$@"
-  if [ $rc -ne 0 ] || echo "$out" | grep -q "^FAIL"; then
+  if [ $rc -ne 0 ] || grep -q "^FAIL" <<<"$out"; then
     echo "FAIL: $np processes, $per_node per node: $* (status $rc)"
     echo "$out"
     status=1
@@ -56,7 +56,7 @@ run_killed() {
     -- "$@"
   local survivors
   survivors=$(echo "$out" | grep -c "^PASS: process [0-9]* survived")
-  if [ $rc -eq 124 ] || [ "$survivors" -ne $((np - 1)) ] || echo "$out" | grep -q "^FAIL"; then
+  if [ $rc -eq 124 ] || [ "$survivors" -ne $((np - 1)) ] || grep -q "^FAIL" <<<"$out"; then
     echo "FAIL: $np processes, $per_node per node: $* (status $rc, $survivors survivors passed)"
     echo "$out"
     status=1

@@ -12,7 +12,7 @@ for case in "1:the team's timeout" "2:timed out after 500 ms waiting for process
     -np 2 --mca mpi_yield_when_idle 1 --mca btl self,vader \
     --mca btl_vader_single_copy_mechanism none "$binary" "$expected" 2>&1)
   echo "$out" | grep -E "PASS|FAIL"
-  if ! echo "$out" | grep -q "^PASS" || echo "$out" | grep -q "^FAIL"; then
+  if ! grep -q "^PASS" <<<"$out" || grep -q "^FAIL" <<<"$out"; then
     echo "FAIL with $per_node process(es) per node:"
     echo "$out"
     status=1

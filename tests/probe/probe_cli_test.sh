@@ -90,13 +90,13 @@ PY
 
 # Bad options: refused at once, by name.
 out=$("$hreduce" probe --bogus 2>&1) && fail "--bogus accepted"
-echo "$out" | grep -q "unknown argument '--bogus'" || fail "--bogus: $out"
+grep -q "unknown argument '--bogus'" <<<"$out" || fail "--bogus: $out"
 out=$("$hreduce" probe --json 2>&1) && fail "--json without a value accepted"
-echo "$out" | grep -q -- "--json needs a value" || fail "--json: $out"
+grep -q -- "--json needs a value" <<<"$out" || fail "--json: $out"
 start=$(date +%s)
 out=$("$hreduce" probe --quick --json "$tmp/no/such/dir/m.json" 2>&1) && fail "unwritable --json accepted"
-echo "$out" | grep -q "cannot write $tmp/no/such/dir/m.json" || fail "unwritable --json: $out"
-echo "$out" | grep -q "round trip" && fail "measured before refusing an unwritable --json"
+grep -q "cannot write $tmp/no/such/dir/m.json" <<<"$out" || fail "unwritable --json: $out"
+grep -q "round trip" <<<"$out" && fail "measured before refusing an unwritable --json"
 [[ "$("$hreduce" help)" == *"probe   measure"* ]] || fail "hreduce help does not list probe"
 [[ "$("$hreduce" probe --help)" == *"--quick"* ]] || fail "hreduce probe --help does not list --quick"
 
