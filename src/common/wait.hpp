@@ -6,10 +6,9 @@
 // endian; a word that grows by one per publish changes its low half every
 // time, which is all FUTEX_WAIT compares), private to the process, with the
 // deadline as its timeout. C++20's atomic::wait cannot time out, and the
-// sleeps of growing length that stood in for it with a deadline woke late:
-// on 16 idle cores, members of a team over MPI (which always has a
-// deadline) slept up to a millisecond after the word they waited for had
-// changed, and small calls took 100–350 µs instead of a few.
+// sleeps of growing length that stood in for it with a deadline (every team
+// over MPI has one) woke up to a millisecond after the word had changed
+// (`bazel run //bench:late_member` compares waits with and without one).
 //
 // Progress words only grow (they hold call sequence numbers), so "done" is
 // `word >= target` and a waiter can never miss a value.
@@ -109,10 +108,8 @@ struct Waiting {
   int spins = kSpinsAlone;
   std::chrono::microseconds keep_polling{0};
   // Members blocked in the kernel right now. A publisher wakes the word's
-  // waiters only when there are some: libstdc++'s notify_all on a 64-bit
-  // atomic always increments a process-wide counter, and the counter every
-  // 128-byte-aligned word maps to is the same one, so on the fast path it
-  // cost every member a contended read-modify-write per call.
+  // waiters only when there are some: a wake-up is a system call, and on
+  // the fast path nobody sleeps.
   alignas(128) std::atomic<int> sleepers{0};
 };
 

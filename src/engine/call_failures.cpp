@@ -112,7 +112,7 @@ Failure relayed_failure_of(const ProcessStep& step) {
 void abandon_slots(MemberState& me) {
   for (Announcement& slot : me.control->announce) {
     slot.seq.store(kBrokenSeq, std::memory_order_release);
-    slot.seq.notify_all();
+    private_futex_wake_all(slot.seq);  // wait_at_least blocks in futex(2)
   }
 }
 

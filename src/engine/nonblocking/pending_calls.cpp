@@ -2,6 +2,8 @@
 #include "src/engine/nonblocking/pending_calls.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "src/common/copy.hpp"
 #include "src/common/exception_text.hpp"
@@ -12,6 +14,29 @@
 namespace hreduce::detail {
 
 namespace {
+
+// `done` is published without a wake-up (finish_part), so its waiters never
+// block in the kernel: they spin, yield, then poll between naps of growing
+// length (20 µs to about 1 ms), until `deadline` if it is active.
+bool poll_at_least(const std::atomic<std::uint64_t>& word, std::uint64_t target,
+                   const Deadline& deadline, const Waiting& waiting) {
+  auto there = [&] { return word.load(std::memory_order_acquire) >= target; };
+  for (int i = 0; i < waiting.spins; ++i) {
+    if (there()) return true;
+    cpu_relax();
+  }
+  for (int i = 0; i < 64; ++i) {
+    if (there()) return true;
+    std::this_thread::yield();
+  }
+  auto nap = std::chrono::microseconds(20);
+  while (!there()) {
+    if (deadline.active && std::chrono::steady_clock::now() >= deadline.at()) return there();
+    std::this_thread::sleep_for(nap);
+    if (nap < std::chrono::milliseconds(1)) nap *= 2;
+  }
+  return true;
+}
 
 std::string call_name(std::uint64_t seq) { return "nonblocking call " + std::to_string(seq); }
 
@@ -97,17 +122,12 @@ std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t si
 void PendingCalls::wait_for_others(std::uint64_t seq, int rank, CollectiveKind kind) {
   PendingSlot& slot = slot_of(seq);
   const PendingSlot& previous = slot_of(seq + kPendingSlots - 1);
-  // An active deadline makes the wait poll with naps instead of sleeping
-  // until a wake-up that finish_part does not send.
-  constexpr std::chrono::hours kForever{24 * 365};
-  const bool limited = team_.timeout.count() > 0;
-  const Deadline deadline = Deadline::after(
-      limited ? team_.timeout : std::chrono::duration_cast<std::chrono::milliseconds>(kForever));
+  const Deadline deadline = Deadline::after(team_.timeout);
   for (int q = 0; q < members_; ++q) {
     if (q == rank) continue;
     const std::uint64_t published = previous.members[q].seq.load(std::memory_order_acquire);
     if (published >= seq + kPendingSlots - 1) continue;
-    if (!wait_at_least(slot.members[q].done, seq, deadline, team_.waiting)) {
+    if (!poll_at_least(slot.members[q].done, seq, deadline, team_.waiting)) {
       time_out(seq, nonblocking_label(kind, false),
                "member " + std::to_string(q) + " to be done with it (its slot is needed)");
     }
