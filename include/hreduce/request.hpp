@@ -52,6 +52,15 @@ void wait_request(RequestState& state);
 void start_request(RequestState& state);
 bool request_pending(const RequestState& state);
 
+// The state behind a handle; ArgumentError naming `operation` when the
+// request is empty (default-built or moved from).
+inline RequestState& checked_request(const RequestHandle& handle, const char* operation) {
+  if (handle == nullptr) {
+    throw ArgumentError(std::string(operation) + ": the request is empty (moved from or default)");
+  }
+  return *handle;
+}
+
 // Builds the handles (the member's forms in hreduce/nonblocking.hpp).
 struct RequestAccess {
   static Request request(RequestHandle handle);
@@ -84,11 +93,7 @@ class Request {
   friend struct detail::RequestAccess;
   explicit Request(detail::RequestHandle state) : state_(std::move(state)) {}
   detail::RequestState& checked(const char* operation) const {
-    if (state_ == nullptr) {
-      throw ArgumentError(std::string(operation) +
-                          ": the request is empty (moved from or default)");
-    }
-    return *state_;
+    return detail::checked_request(state_, operation);
   }
 
   detail::RequestHandle state_;
@@ -117,11 +122,7 @@ class PersistentRequest {
   friend struct detail::RequestAccess;
   explicit PersistentRequest(detail::RequestHandle state) : state_(std::move(state)) {}
   detail::RequestState& checked(const char* operation) const {
-    if (state_ == nullptr) {
-      throw ArgumentError(std::string(operation) +
-                          ": the request is empty (moved from or default)");
-    }
-    return *state_;
+    return detail::checked_request(state_, operation);
   }
 
   detail::RequestHandle state_;

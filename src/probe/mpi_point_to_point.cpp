@@ -18,6 +18,20 @@ namespace {
 constexpr int kAllPairsUpTo = 16;
 constexpr int kTag = 3517;
 
+// Seconds per call of `trip` (a round trip): a tenth of `trips` to warm up,
+// then the median of five blocks of `trips`.
+template <class Trip>
+double seconds_per_trip(Trip&& trip, int trips) {
+  for (int i = 0; i < std::max(2, trips / 10); ++i) trip();
+  std::vector<double> blocks;
+  for (int block = 0; block < 5; ++block) {
+    const double start = MPI_Wtime();
+    for (int i = 0; i < trips; ++i) trip();
+    blocks.push_back((MPI_Wtime() - start) / trips);
+  }
+  return median(blocks);
+}
+
 // Seconds per round trip of `bytes`, seen from `me` (a starts, b answers).
 double ping_pong(MPI_Comm comm, int me, int a, int b, std::vector<char>& buffer, int bytes,
                  int trips) {
@@ -31,14 +45,7 @@ double ping_pong(MPI_Comm comm, int me, int a, int b, std::vector<char>& buffer,
       MPI_Send(buffer.data(), bytes, MPI_BYTE, peer, kTag, comm);
     }
   };
-  for (int i = 0; i < std::max(2, trips / 10); ++i) trip();
-  std::vector<double> blocks;
-  for (int block = 0; block < 5; ++block) {
-    const double start = MPI_Wtime();
-    for (int i = 0; i < trips; ++i) trip();
-    blocks.push_back((MPI_Wtime() - start) / trips);
-  }
-  return median(blocks);
+  return seconds_per_trip(trip, trips);
 }
 
 // Messages from 8 B to 16 MiB by eights: the small ones show the protocol
@@ -62,14 +69,7 @@ double channel_round_trip(MpiChannel& channel, int me, int a, int b, std::vector
       channel.send(peer, buffer.data(), size, kTag);
     }
   };
-  for (int i = 0; i < std::max(2, trips / 10); ++i) trip();
-  std::vector<double> blocks;
-  for (int block = 0; block < 5; ++block) {
-    const double start = MPI_Wtime();
-    for (int i = 0; i < trips; ++i) trip();
-    blocks.push_back((MPI_Wtime() - start) / trips);
-  }
-  return median(blocks);
+  return seconds_per_trip(trip, trips);
 }
 
 // One way per size, seen from `me`; trips shrink with the size so that each
