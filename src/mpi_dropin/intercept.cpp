@@ -18,6 +18,7 @@
 #include "hreduce/error.hpp"
 #include "hreduce/team.hpp"
 #include "src/engine/member_access.hpp"
+#include "src/mpi_dropin/call_queue.hpp"
 #include "src/mpi_dropin/datatypes.hpp"
 #include "src/mpi_dropin/error_text.hpp"
 #include "src/mpi_dropin/serve.hpp"
@@ -26,29 +27,6 @@
 
 namespace hreduce::detail::mpi_dropin {
 namespace {
-
-// An error code of class `error_class` whose string is `text` (MPI_Error_string
-// then shows hreduce's message), passed to the communicator's error handler.
-int report(MPI_Comm comm, int error_class, const std::string& text) {
-  static std::mutex mutex;
-  static std::map<int, int> code_of_class;
-  int code = error_class;
-  {
-    std::lock_guard lock(mutex);
-    auto found = code_of_class.find(error_class);
-    if (found == code_of_class.end()) {
-      int added = error_class;
-      if (PMPI_Add_error_code(error_class, &added) != MPI_SUCCESS) added = error_class;
-      found = code_of_class.emplace(error_class, added).first;
-    }
-    code = found->second;
-    if (code != error_class) {
-      PMPI_Add_error_string(code, dropin_message(text, MPI_MAX_ERROR_STRING - 1).c_str());
-    }
-  }
-  PMPI_Comm_call_errhandler(comm, code);
-  return code;
-}
 
 // The MPI class of an argument that this process alone can see is wrong.
 int local_error(const Args& a, int rank, int size) {
@@ -67,21 +45,6 @@ int local_error(const Args& a, int rank, int size) {
   return MPI_SUCCESS;
 }
 
-// The class of an error hreduce found across processes: from its kind
-// alone, never its words (docs/errors.md).
-int class_of(const Error& e) {
-  switch (e.kind()) {
-    case ErrorKind::count_mismatch: return MPI_ERR_COUNT;
-    case ErrorKind::root_mismatch: return MPI_ERR_ROOT;
-    case ErrorKind::mismatch: return MPI_ERR_ARG;
-    case ErrorKind::argument:
-    case ErrorKind::op:
-    case ErrorKind::unusable:
-    case ErrorKind::transport: break;
-  }
-  return MPI_ERR_OTHER;
-}
-
 // What this thread's previous call resolved: programs repeat the same
 // call on the same communicator, and finding its combiner and team again,
 // each behind a thread-local lookup of its own, was a sixth of a small
@@ -98,6 +61,7 @@ struct Recent {
   const Combiner* combiner = nullptr;
   Team* team = nullptr;
   LoneMemberPath* lone = nullptr;
+  std::atomic<CallQueue*>* queue = nullptr;
 };
 
 struct ThisThread {
@@ -122,9 +86,71 @@ bool nothing_to_do(const Args& a, int size) {
   return true;
 }
 
-// The call on `team`, with its combiner, once found: through the lean path
-// when it takes the call, else the general one. MPI_SUCCESS: served.
-int serve_on(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath* lone) {
+// A blocking call on a found team: after the communicator's nonblocking
+// calls started before it (MPI's order), then counted or reported.
+int serve_on(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath* lone,
+             std::atomic<CallQueue*>* queue, ThisThread& here) {
+  if (CallQueue* q = queue->load(std::memory_order_acquire); q != nullptr && !q->idle()) {
+    q->drain();
+  }
+  std::string why;
+  const int code = run_call(a, combiner, team, lone, why);
+  if (code != MPI_SUCCESS) return report(a.comm, code, why);
+  count_served(here.tally, a.kind);
+  return MPI_SUCCESS;
+}
+
+ThisThread& this_thread() {
+  // Initial-exec: read at a fixed offset from the thread pointer, where the
+  // default model for a shared library called __tls_get_addr at each use.
+  // Its few bytes fit the room glibc keeps for such variables in libraries
+  // opened later (dlopen).
+  [[gnu::tls_model("initial-exec")]] thread_local ThisThread here;
+  return here;
+}
+
+}  // namespace
+
+// An error code of class `error_class` whose string is `text` (MPI_Error_string
+// then shows hreduce's message), passed to the communicator's error handler.
+int report(MPI_Comm comm, int error_class, const std::string& text) {
+  static std::mutex mutex;
+  static std::map<int, int> code_of_class;
+  int code = error_class;
+  {
+    std::lock_guard lock(mutex);
+    auto found = code_of_class.find(error_class);
+    if (found == code_of_class.end()) {
+      int added = error_class;
+      if (PMPI_Add_error_code(error_class, &added) != MPI_SUCCESS) added = error_class;
+      found = code_of_class.emplace(error_class, added).first;
+    }
+    code = found->second;
+    if (code != error_class) {
+      PMPI_Add_error_string(code, dropin_message(text, MPI_MAX_ERROR_STRING - 1).c_str());
+    }
+  }
+  PMPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+// The class of an error hreduce found across processes: from its kind
+// alone, never its words (docs/errors.md).
+int class_of(const Error& e) {
+  switch (e.kind()) {
+    case ErrorKind::count_mismatch: return MPI_ERR_COUNT;
+    case ErrorKind::root_mismatch: return MPI_ERR_ROOT;
+    case ErrorKind::mismatch: return MPI_ERR_ARG;
+    case ErrorKind::argument:
+    case ErrorKind::op:
+    case ErrorKind::unusable:
+    case ErrorKind::transport: break;
+  }
+  return MPI_ERR_OTHER;
+}
+
+int run_call(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath* lone,
+             std::string& why) {
   // One member per process, in communicator rank order: team ranks are
   // communicator ranks (the lean path knows them without a call).
   const int rank = lone != nullptr ? lone->rank() : team->member(0).rank();
@@ -140,7 +166,8 @@ int serve_on(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
       execute_erased(team->member(0), refused);
     } catch (const Error&) {
     }
-    return report(a.comm, problem, std::string(a.name) + ": invalid argument on this process");
+    why = std::string(a.name) + ": invalid argument on this process";
+    return problem;
   }
   if (nothing_to_do(a, size)) return MPI_SUCCESS;
   const std::size_t per = combiner.per_element();
@@ -167,17 +194,6 @@ int serve_on(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
   return MPI_SUCCESS;
 }
 
-ThisThread& this_thread() {
-  // Initial-exec: read at a fixed offset from the thread pointer, where the
-  // default model for a shared library called __tls_get_addr at each use.
-  // Its few bytes fit the room glibc keeps for such variables in libraries
-  // opened later (dlopen).
-  [[gnu::tls_model("initial-exec")]] thread_local ThisThread here;
-  return here;
-}
-
-}  // namespace
-
 int serve(const Args& a, PmpiCall pmpi) {
   ThisThread& here = this_thread();
   Recent& recent = here.recent;
@@ -187,9 +203,7 @@ int serve(const Args& a, PmpiCall pmpi) {
     // null, its team built).
     if (recent.comm == a.comm && recent.type == a.type && recent.op == a.op &&
         recent.generation == teams_generation() && recent.combiner != nullptr) [[likely]] {
-      const int code = serve_on(a, *recent.combiner, recent.team, recent.lone);
-      if (code == MPI_SUCCESS) count_served(here.tally, a.kind);
-      return code;
+      return serve_on(a, *recent.combiner, recent.team, recent.lone, recent.queue, here);
     }
     recent = {};
     if (!settings().enabled) return pmpi();
@@ -206,7 +220,8 @@ int serve(const Args& a, PmpiCall pmpi) {
     }
     std::string why;
     LoneMemberPath* lone = nullptr;
-    Team* team = team_for(a.comm, why, lone);
+    std::atomic<CallQueue*>* queue = nullptr;
+    Team* team = team_for(a.comm, why, lone, queue);
     if (team == nullptr) {
       if (why.empty()) {
         handed_on_during_warmup(mpi_function(a.kind));
@@ -215,10 +230,8 @@ int serve(const Args& a, PmpiCall pmpi) {
       }
       return pmpi();
     }
-    if (!fresh) recent = {a.comm, a.type, a.op, generation, &combiner, team, lone};
-    const int code = serve_on(a, combiner, team, lone);
-    if (code == MPI_SUCCESS) count_served(here.tally, a.kind);
-    return code;
+    if (!fresh) recent = {a.comm, a.type, a.op, generation, &combiner, team, lone, queue};
+    return serve_on(a, combiner, team, lone, queue, here);
   } catch (const Error& e) {
     return report(a.comm, class_of(e), e.what());
   } catch (const std::exception& e) {
@@ -253,11 +266,10 @@ int count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void
   return serve(a, [&] { return pmpi(send, recv, count, type, op, comm); });
 }
 
-void nonblocking(const char* name, CollectiveKind kind) {
-  if (settings().enabled) {
-    handed_on(mpi_function(kind, true), name,
-              "nonblocking, not served yet (Open MPI's own runs it)");
-  }
+void count_served(MpiFunction function) {
+  ServedTally& tally = this_thread().tally;
+  if (!tally.counted) count_in(tally);
+  tally.add(function);
 }
 
 }  // namespace hreduce::detail::mpi_dropin
@@ -266,7 +278,6 @@ using hreduce::detail::CollectiveKind;
 using hreduce::detail::mpi_dropin::Args;
 using hreduce::detail::mpi_dropin::count_call;
 using hreduce::detail::mpi_dropin::empty_block_done;
-using hreduce::detail::mpi_dropin::nonblocking;
 using hreduce::detail::mpi_dropin::serve;
 
 extern "C" {
@@ -325,45 +336,6 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
                comm};
   return serve(
       a, [&] { return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
-}
-
-// The nonblocking reductions go to PMPI; defined here only so that
-// HREDUCE_MPI_VERBOSE says so, and the summary counts them.
-int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Iallreduce", CollectiveKind::allreduce);
-  return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-
-int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Iscan", CollectiveKind::scan);
-  return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-
-int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Iexscan", CollectiveKind::exscan);
-  return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
-}
-
-int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                              MPI_Request* request) {
-  nonblocking("MPI_Ireduce_scatter_block", CollectiveKind::reduce_scatter_block);
-  return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-}
-
-int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Ireduce", CollectiveKind::reduce);
-  return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-}
-
-int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  nonblocking("MPI_Ireduce_scatter", CollectiveKind::reduce_scatter);
-  return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
 // Only for HREDUCE_MPI_VERBOSE's summary, which a program with no

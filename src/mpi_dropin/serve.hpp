@@ -5,9 +5,13 @@
 
 #include <mpi.h>
 
+#include <string>
 #include <type_traits>
 
+#include "hreduce/error.hpp"
 #include "hreduce/team.hpp"
+#include "src/hybrid/lone_member.hpp"
+#include "src/mpi_dropin/tally.hpp"
 
 namespace hreduce::detail::mpi_dropin {
 
@@ -40,6 +44,27 @@ class PmpiCall {
 
 int serve(const Args& a, PmpiCall pmpi);
 
+class Combiner;
+
+// Runs `a` on `team` (through the lean path `lone` when it takes the
+// call): MPI_SUCCESS, or the class of an argument only this process sees
+// is wrong, with `why` (this process still took part, so that the others
+// learn it at once). Throws hreduce::Error for what the team found.
+int run_call(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath* lone,
+             std::string& why);
+
+// Counts a served call of `function` (HREDUCE_MPI_VERBOSE's summary).
+void count_served(MpiFunction function);
+
+// The MPI class of an error hreduce found: from its kind alone, never its
+// words (docs/errors.md).
+int class_of(const Error& e);
+
+// An error code of class `error_class` whose string is `text`
+// (MPI_Error_string then shows hreduce's message), passed to `comm`'s
+// error handler; returns the code.
+int report(MPI_Comm comm, int error_class, const std::string& text);
+
 // The calls shaped (send, recv, count, type, op, comm), as PMPI_* takes
 // them: allreduce, scan, exscan, reduce_scatter_block.
 using CountCall = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
@@ -50,9 +75,5 @@ int count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void
 // served: true unless a null handle must go to PMPI to be reported or
 // interception is off.
 bool empty_block_done(MPI_Datatype type, MPI_Op op, MPI_Comm comm);
-
-// A nonblocking reduction, handed on to MPI (not served yet): counted and,
-// with HREDUCE_MPI_VERBOSE, reported by its name.
-void nonblocking(const char* name, CollectiveKind kind);
 
 }  // namespace hreduce::detail::mpi_dropin

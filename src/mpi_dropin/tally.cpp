@@ -24,6 +24,22 @@ constexpr const char* kNames[kMpiFunctions] = {
     "MPI_Ireduce_scatter_block",
     "MPI_Iscan",
     "MPI_Iexscan",
+#if MPI_VERSION >= 4
+    "MPI_Allreduce_init",
+    "MPI_Reduce_init",
+    "MPI_Reduce_scatter_init",
+    "MPI_Reduce_scatter_block_init",
+    "MPI_Scan_init",
+    "MPI_Exscan_init",
+#else
+    // Open MPI 4.1's persistent collectives extension (mpi-ext.h).
+    "MPIX_Allreduce_init",
+    "MPIX_Reduce_init",
+    "MPIX_Reduce_scatter_init",
+    "MPIX_Reduce_scatter_block_init",
+    "MPIX_Scan_init",
+    "MPIX_Exscan_init",
+#endif
 };
 
 std::size_t index_of(MpiFunction function) { return static_cast<std::size_t>(function); }

@@ -27,25 +27,33 @@ enum class MpiFunction : std::uint8_t {
   ireduce_scatter_block,
   iscan,
   iexscan,
+  allreduce_init,
+  reduce_init,
+  reduce_scatter_init,
+  reduce_scatter_block_init,
+  scan_init,
+  exscan_init,
 };
-inline constexpr std::size_t kMpiFunctions = 12;
+inline constexpr std::size_t kMpiFunctions = 18;
+
+// The three forms of each reduction, in MpiFunction's order.
+enum class Form : std::uint8_t { blocking, nonblocking, persistent };
 
 // "MPI_Allreduce" and the like, as the C binding spells it.
 const char* mpi_name(MpiFunction function);
-// The blocking or nonblocking function that makes a `kind` call. Inline:
-// every served call asks, and a call into the library's other file went
-// through the PLT.
-constexpr MpiFunction mpi_function(CollectiveKind kind, bool nonblocking = false) {
+// The function of `form` that makes a `kind` call. Inline: every served
+// call asks, and a call into the library's other file went through the PLT.
+constexpr MpiFunction mpi_function(CollectiveKind kind, Form form = Form::blocking) {
+  std::size_t row = 0;  // allreduce
   switch (kind) {
-    case CollectiveKind::reduce: return nonblocking ? MpiFunction::ireduce : MpiFunction::reduce;
-    case CollectiveKind::reduce_scatter:
-      return nonblocking ? MpiFunction::ireduce_scatter : MpiFunction::reduce_scatter;
-    case CollectiveKind::reduce_scatter_block:
-      return nonblocking ? MpiFunction::ireduce_scatter_block : MpiFunction::reduce_scatter_block;
-    case CollectiveKind::scan: return nonblocking ? MpiFunction::iscan : MpiFunction::scan;
-    case CollectiveKind::exscan: return nonblocking ? MpiFunction::iexscan : MpiFunction::exscan;
-    default: return nonblocking ? MpiFunction::iallreduce : MpiFunction::allreduce;
+    case CollectiveKind::reduce: row = 1; break;
+    case CollectiveKind::reduce_scatter: row = 2; break;
+    case CollectiveKind::reduce_scatter_block: row = 3; break;
+    case CollectiveKind::scan: row = 4; break;
+    case CollectiveKind::exscan: row = 5; break;
+    default: break;
   }
+  return static_cast<MpiFunction>(row + 6 * static_cast<std::size_t>(form));
 }
 
 // Calls served by one thread. Only that thread writes it, with a plain load

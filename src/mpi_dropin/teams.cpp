@@ -9,7 +9,11 @@
 
 #include "hreduce/error.hpp"
 #include "src/common/environment.hpp"
+#include "src/engine/member_access.hpp"
+#include "src/engine/team_state.hpp"
+#include "src/hybrid/inter_process_group.hpp"
 #include "src/hybrid/mpi_team.hpp"
+#include "src/mpi_dropin/call_queue.hpp"
 #include "src/mpi_dropin/tally.hpp"
 
 namespace hreduce::detail::mpi_dropin {
@@ -20,6 +24,18 @@ struct CommState {
   std::unique_ptr<Team> team;
   std::unique_ptr<LoneMemberPath> lone;  // destroyed before the team
   std::string unserved;                  // why this communicator goes to PMPI for good
+  // Nonblocking calls: where they wait (made at the first), whether the
+  // queue's thread may send MPI messages (every process has
+  // MPI_THREAD_MULTIPLE), and why they go to PMPI where they must.
+  std::atomic<CallQueue*> queue{nullptr};
+  bool queue_may_call_mpi = false;
+  std::string nonblocking_unserved;
+
+  ~CommState() {
+    // The queue finishes its calls on the team, so it goes first.
+    delete queue.load(std::memory_order_relaxed);
+    lone.reset();
+  }
 };
 
 std::mutex registry_mutex;
@@ -96,21 +112,34 @@ void prepare_summary() {
 
 unsigned teams_generation() { return generation.load(std::memory_order_relaxed); }
 
-Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone) {
-  // The communicator of the previous call, whose team this thread found.
-  struct Last {
-    MPI_Comm comm = MPI_COMM_NULL;
-    Team* team = nullptr;
-    LoneMemberPath* lone = nullptr;
-    unsigned generation = 0;
-  };
-  thread_local Last last;
-  if (last.comm == comm && last.team != nullptr &&
-      last.generation == generation.load(std::memory_order_relaxed)) {
-    lone = last.lone;
-    return last.team;
+namespace {
+
+// Whether this team's calls send MPI messages: a team whose processes all
+// share one node meets in the node segment only.
+bool sends_messages(Team& team) {
+  const auto* group =
+      dynamic_cast<const InterProcessGroup*>(state_of(team.member(0)).team.group.get());
+  if (group == nullptr || group->processes() == 1) return false;
+  return group->node() == nullptr || group->multi_node();
+}
+
+// At the team's building, which is collective: where the nonblocking calls
+// will go, the same on every process (a call served on one process and
+// handed on on another would never match).
+void settle_nonblocking(CommState& state, MPI_Comm comm) {
+  int provided = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&provided);
+  int least = provided;
+  PMPI_Allreduce(&provided, &least, 1, MPI_INT, MPI_MIN, comm);
+  state.queue_may_call_mpi = least == MPI_THREAD_MULTIPLE;
+  if (!state.queue_may_call_mpi && sends_messages(*state.team)) {
+    state.nonblocking_unserved =
+        "the communicator spans nodes and some process has less than MPI_THREAD_MULTIPLE (the "
+        "calls' own thread sends messages)";
   }
-  lone = nullptr;
+}
+
+CommState* state_of_comm(MPI_Comm comm) {
   make_keyvals();
   void* value = nullptr;
   int found = 0;
@@ -127,12 +156,59 @@ Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone) {
     }
     PMPI_Comm_set_attr(comm, comm_keyval, state);
   }
+  return state;
+}
+
+}  // namespace
+
+CallQueue* queue_for(MPI_Comm comm, std::string& why, Team*& team, LoneMemberPath*& lone) {
+  CommState* state = state_of_comm(comm);
+  if (!state->unserved.empty()) {
+    why = state->unserved;
+    return nullptr;
+  }
+  if (!state->team) return nullptr;  // and the warm-up counts blocking calls only
+  if (!state->nonblocking_unserved.empty()) {
+    why = state->nonblocking_unserved;
+    return nullptr;
+  }
+  team = state->team.get();
+  lone = state->lone.get();
+  CallQueue* queue = state->queue.load(std::memory_order_relaxed);
+  if (queue == nullptr) {
+    queue = new CallQueue(state->queue_may_call_mpi);
+    state->queue.store(queue, std::memory_order_release);
+  }
+  return queue;
+}
+
+Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone,
+               std::atomic<CallQueue*>*& queue) {
+  // The communicator of the previous call, whose team this thread found.
+  struct Last {
+    MPI_Comm comm = MPI_COMM_NULL;
+    Team* team = nullptr;
+    LoneMemberPath* lone = nullptr;
+    std::atomic<CallQueue*>* queue = nullptr;
+    unsigned generation = 0;
+  };
+  thread_local Last last;
+  if (last.comm == comm && last.team != nullptr &&
+      last.generation == generation.load(std::memory_order_relaxed)) {
+    lone = last.lone;
+    queue = last.queue;
+    return last.team;
+  }
+  lone = nullptr;
+  CommState* state = state_of_comm(comm);
+  queue = &state->queue;
   if (!state->unserved.empty()) {
     why = state->unserved;
     return nullptr;
   }
   if (state->team) {
-    last = {comm, state->team.get(), state->lone.get(), generation.load(std::memory_order_relaxed)};
+    last = {comm, state->team.get(), state->lone.get(), &state->queue,
+            generation.load(std::memory_order_relaxed)};
     lone = state->lone.get();
     return state->team.get();
   }
@@ -146,6 +222,7 @@ Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone) {
     options.topology = machine;
     state->team = std::make_unique<Team>(build_mpi_team(comm, 1, options, MpiTeamOptions{}));
     state->lone = LoneMemberPath::of(state->team->member(0));
+    settle_nonblocking(*state, comm);
   } catch (const std::exception& e) {
     state->unserved = std::string("building a team failed: ") + e.what();
     why = state->unserved;

@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -35,11 +36,26 @@ const Settings& settings();
 // even where no call was intercepted.
 void prepare_summary();
 
+class CallQueue;
+
 // The team of `comm`, or null when this call goes to PMPI (too early, an
 // intercommunicator, or building the team failed: `why` says which, empty
 // while warming up). Collective at the call that builds the team. `lone`:
 // the team's lean path for small calls (lone_member.hpp), or null.
-Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone);
+// `queue`: where the communicator's nonblocking calls wait (null until the
+// first); a blocking call lets them finish first.
+Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone,
+               std::atomic<CallQueue*>*& queue);
+
+// For a nonblocking or persistent call: the queue of `comm`'s served
+// nonblocking calls (made at the first), with its team, or null when the
+// call goes to PMPI (`why` says why; empty: the team is not built yet).
+// Never builds a team: building is collective and blocking, which a
+// nonblocking call may not be, so these calls are served from the first
+// blocking call that built it. Where the communicator spans nodes, the
+// queue's thread sends MPI messages, which needs MPI_THREAD_MULTIPLE on
+// every process.
+CallQueue* queue_for(MPI_Comm comm, std::string& why, Team*& team, LoneMemberPath*& lone);
 
 // Changes whenever a communicator's team goes (MPI_Comm_free, finalize): a
 // thread that kept a team from before must look it up again, for MPI may

@@ -92,6 +92,25 @@ void MpiChannel::complete(std::vector<MPI_Request>& requests, std::vector<MPI_St
   }
 }
 
+// Set on a thread that may not call MPI (refuse_mpi_messages_on_this_thread).
+// Of external linkage: a thread-local of this file alone made GNU ld 2.40
+// write a wrong offset for the drop-in's initial-exec thread-local
+// (intercept.cpp's this_thread()) into libhreduce_mpi.so.
+thread_local bool mpi_messages_refused = false;
+
+namespace {
+
+void check_thread_may_call_mpi(const MpiChannel::Transfer& transfer) {
+  if (mpi_messages_refused) [[unlikely]] {
+    throw Error(transfer.text() +
+                ": a message from a thread that may not call MPI (the process has less than "
+                "MPI_THREAD_MULTIPLE)");
+  }
+}
+}  // namespace
+
+void refuse_mpi_messages_on_this_thread() { mpi_messages_refused = true; }
+
 void MpiChannel::send(int to, const void* data, std::size_t bytes, int tag) {
   // Reused: a channel serves one thread at a time, and a steady state
   // allocates nothing.
@@ -99,6 +118,7 @@ void MpiChannel::send(int to, const void* data, std::size_t bytes, int tag) {
   std::vector<MPI_Status>& statuses = statuses_;
   requests.clear();
   const Transfer transfer{bytes, to, 0, -1};
+  check_thread_may_call_mpi(transfer);
   post_pieces(requests, bytes, [&](std::size_t done, int piece, MPI_Request* r) {
     const int rc =
         PMPI_Isend(static_cast<const char*>(data) + done, piece, MPI_BYTE, to, tag, comm_, r);
@@ -119,6 +139,7 @@ void MpiChannel::sendrecv(int to, const void* send_data, std::size_t send_bytes,
   std::vector<MPI_Status>& statuses = statuses_;
   requests.clear();
   const Transfer transfer{send_bytes, to == MPI_PROC_NULL ? -1 : to, recv_bytes, from};
+  check_thread_may_call_mpi(transfer);
   post_pieces(requests, recv_bytes, [&](std::size_t done, int piece, MPI_Request* r) {
     const int rc =
         PMPI_Irecv(static_cast<char*>(recv_data) + done, piece, MPI_BYTE, from, tag, comm_, r);

@@ -70,6 +70,12 @@ class MpiChannel final : public Channel {
   int size_ = 1;
 };
 
+// From now on every message of an MpiChannel sent or received on the
+// calling thread throws Error instead: the MPI drop-in's queue thread
+// (src/mpi_dropin/call_queue.hpp) in a process that MPI gave less than
+// MPI_THREAD_MULTIPLE, which must not race the application's MPI calls.
+void refuse_mpi_messages_on_this_thread();
+
 // Throws Error("<what>: <MPI's error string>") unless rc is MPI_SUCCESS.
 void check_mpi(int rc, const std::string& what);
 

@@ -47,6 +47,9 @@ end module affine_ops
 
 program dropin_fortran
   use affine_ops
+#if defined(F08)
+  use mpi_f08_ext  ! MPIX_Allreduce_init, Open MPI's persistent collectives
+#endif
   implicit none
   integer, parameter :: n = 40
   integer :: rank, size, ierr, i, r, failures, all_failures
@@ -57,7 +60,9 @@ program dropin_fortran
   HANDLE(MPI_Datatype) :: pair_type
   HANDLE(MPI_Op) :: affine_op
   HANDLE(MPI_Comm) :: comm
-  HANDLE(MPI_Request) :: request
+  HANDLE(MPI_Request) :: request, requests(3)
+  integer :: ring_out(n), ring_in(n), index
+  logical :: flag
 #if defined(MPIFH)
   ! mpif.h declares no interfaces, so gfortran checks the calls to one
   ! procedure against each other and flags a choice buffer passed as an
@@ -137,8 +142,8 @@ program dropin_fortran
     deallocate(counts)
   end do
 
-  ! A nonblocking allreduce: handed on to MPI (not served yet), reported by
-  ! its name with HREDUCE_MPI_VERBOSE (dropin_test.sh checks the line).
+  ! A nonblocking allreduce, served; HREDUCE_MPI_VERBOSE counts it under
+  ! its C name (dropin_test.sh checks the line).
   do i = 1, n
     x(i) = rank * 3 + i
     expect(i) = 3 * size * (size - 1) / 2 + size * i
@@ -147,6 +152,47 @@ program dropin_fortran
   call MPI_Iallreduce(x, y, n, MPI_INTEGER, MPI_SUM, comm, request, ierr)
   call MPI_Wait(request, MPI_STATUS_IGNORE, ierr)
   if (any(y /= expect) .or. ierr /= MPI_SUCCESS) call bad('iallreduce')
+
+  ! Requests of a reduction and of point-to-point messages in one Waitall,
+  ! then a scan completed by a Test loop and a Waitany.
+  ring_out = rank * 100 + [(i, i = 1, n)]
+  ring_in = -1
+  y = -1
+  call MPI_Ireduce(x, y, n, MPI_INTEGER, MPI_SUM, 0, comm, requests(1), ierr)
+  call MPI_Irecv(ring_in, n, MPI_INTEGER, mod(rank + size - 1, size), 5, comm, requests(2), ierr)
+  call MPI_Isend(ring_out, n, MPI_INTEGER, mod(rank + 1, size), 5, comm, requests(3), ierr)
+  call MPI_Waitall(3, requests, MPI_STATUSES_IGNORE, ierr)
+  if (ierr /= MPI_SUCCESS) call bad('waitall')
+  if (rank == 0 .and. any(y /= expect)) call bad('ireduce in a waitall')
+  if (any(ring_in /= mod(rank + size - 1, size) * 100 + [(i, i = 1, n)])) call bad('ring')
+  call MPI_Iscan(x, y, n, MPI_INTEGER, MPI_SUM, comm, request, ierr)
+  flag = .false.
+  do while (.not. flag)
+    call MPI_Test(request, flag, MPI_STATUS_IGNORE, ierr)
+  end do
+  do i = 1, n
+    if (y(i) /= 3 * rank * (rank + 1) / 2 + (rank + 1) * i) call bad('iscan by test')
+  end do
+  call MPI_Iexscan(x, y, n, MPI_INTEGER, MPI_SUM, comm, requests(1), ierr)
+  call MPI_Waitany(1, requests, index, MPI_STATUS_IGNORE, ierr)
+  if (index /= 1) call bad('waitany index')
+  do i = 1, n
+    if (rank > 0 .and. y(i) /= 3 * rank * (rank - 1) / 2 + rank * i) call bad('iexscan')
+  end do
+#if defined(F08)
+  ! Persistent: prepared once, started three times.
+  call MPIX_Allreduce_init(x, y, n, MPI_INTEGER, MPI_SUM, comm, MPI_INFO_NULL, request, ierr)
+  do r = 1, 3
+    do i = 1, n
+      x(i) = rank * 3 + i + r
+    end do
+    y = -1
+    call MPI_Start(request, ierr)
+    call MPI_Wait(request, MPI_STATUS_IGNORE, ierr)
+    if (any(y /= expect + size * r)) call bad('persistent allreduce')
+  end do
+  call MPI_Request_free(request, ierr)
+#endif
 
   ! A user op that does not commute, on a contiguous pair type.
   call MPI_Type_contiguous(2, MPI_INTEGER, pair_type, ierr)

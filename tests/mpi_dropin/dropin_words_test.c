@@ -276,8 +276,8 @@ static void unserved(void) {
  *   MPI_Reduce_scatter_block 3 served, 0 handed on   (one of no elements)
  *   MPI_Scan 3 served, 0 handed on
  *   MPI_Exscan 1 served, 0 handed on
- *   MPI_Iallreduce 0 served, 1 handed on
- *   MPI_Ireduce 0 served, 2 handed on
+ *   MPI_Iallreduce 1 served, 0 handed on
+ *   MPI_Ireduce 2 served, 0 handed on
  * and no line for the functions it never calls. */
 /* A sum over the vector type of tally(): two ints, a stride of two. */
 static void spread_sum(void* in, void* inout, int* len, MPI_Datatype* type) {

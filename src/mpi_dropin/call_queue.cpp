@@ -1,0 +1,121 @@
+#include "src/mpi_dropin/call_queue.hpp"
+
+#include "src/transport/mpi_channel.hpp"
+
+namespace hreduce::detail::mpi_dropin {
+
+CallQueue::CallQueue(bool thread_may_call_mpi)
+    : thread_may_call_mpi_(thread_may_call_mpi), thread_([this] { serve(); }) {}
+
+CallQueue::~CallQueue() {
+  drain();
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  started_.fetch_add(1, std::memory_order_seq_cst);
+  wake_blocked(started_, thread_waiting_);
+  thread_.join();
+}
+
+void CallQueue::start(QueuedCall& call) {
+  call.done_.store(false, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mutex_);
+    queued_.push_back(&call);
+  }
+  started_.fetch_add(1, std::memory_order_seq_cst);
+  wake_blocked(started_, thread_waiting_);
+}
+
+bool CallQueue::take_turn() {
+  if (turn_taken_.load(std::memory_order_relaxed)) return false;
+  return !turn_taken_.exchange(true, std::memory_order_acquire);
+}
+
+void CallQueue::give_turn() {
+  turn_taken_.store(false, std::memory_order_release);
+  events_.fetch_add(1, std::memory_order_seq_cst);
+  wake_blocked(events_, app_waiting_);
+}
+
+bool CallQueue::run_oldest() {
+  QueuedCall* call = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (queued_.empty()) return false;
+    call = queued_.front();
+    queued_.pop_front();
+  }
+  call->run();
+  // The call's owner may free it as soon as it reads done: nothing here
+  // touches it after.
+  call->done_.store(true, std::memory_order_release);
+  finished_.fetch_add(1, std::memory_order_release);
+  events_.fetch_add(1, std::memory_order_seq_cst);
+  wake_blocked(events_, app_waiting_);
+  return true;
+}
+
+void CallQueue::wait(const QueuedCall& call, bool may_run, void (*between)()) {
+  while (!call.done()) {
+    if (may_run && take_turn()) {
+      while (!call.done() && run_oldest()) {
+      }
+      give_turn();
+      continue;
+    }
+    if (between != nullptr) {
+      // Requests of MPI's own wait in the same call: keep MPI progressing
+      // them, as MPI_Waitall would, while the queue's thread runs ours.
+      between();
+      std::this_thread::yield();
+      continue;
+    }
+    const std::uint64_t seen = events_.load(std::memory_order_acquire);
+    if (call.done()) break;
+    if (may_run && !turn_taken_.load(std::memory_order_acquire)) continue;
+    wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
+  }
+}
+
+void CallQueue::drain() {
+  while (!idle()) {
+    if (take_turn()) {
+      while (run_oldest()) {
+      }
+      give_turn();
+      continue;
+    }
+    const std::uint64_t seen = events_.load(std::memory_order_acquire);
+    if (idle()) break;
+    if (!turn_taken_.load(std::memory_order_acquire)) continue;
+    wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
+  }
+}
+
+void CallQueue::serve() {
+  if (!thread_may_call_mpi_) refuse_mpi_messages_on_this_thread();
+  for (;;) {
+    const std::uint64_t finished = finished_.load(std::memory_order_acquire);
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_ && queued_.empty()) return;
+    }
+    if (started_.load(std::memory_order_acquire) == finished) {
+      wait_at_least(started_, finished + 1, Deadline{}, thread_waiting_);
+      continue;
+    }
+    if (take_turn()) {
+      while (run_oldest()) {
+      }
+      give_turn();
+      continue;
+    }
+    const std::uint64_t seen = events_.load(std::memory_order_acquire);
+    if (!turn_taken_.load(std::memory_order_acquire)) continue;
+    wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
+  }
+}
+
+}  // namespace hreduce::detail::mpi_dropin

@@ -1,0 +1,443 @@
+#include "src/mpi_dropin/requests.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "src/mpi_dropin/call_queue.hpp"
+#include "src/mpi_dropin/datatypes.hpp"
+#include "src/mpi_dropin/tally.hpp"
+#include "src/mpi_dropin/teams.hpp"
+
+namespace hreduce::detail::mpi_dropin {
+namespace {
+
+// One served call: the caller's arguments (its buffers are the call's
+// until it completes), its own combiner and counts, and where it runs.
+class ServedCall final : public QueuedCall {
+ public:
+  void run() override;
+
+  Args args{};
+  std::vector<int> recvcounts;  // reduce_scatter's, kept
+  std::optional<Combiner> combiner;
+  Team* team = nullptr;
+  LoneMemberPath* lone = nullptr;
+  CallQueue* queue = nullptr;
+  bool persistent = false;
+  // Started and not yet ended by a completion call. Only the request's
+  // owner touches it (MPI: one thread at a time per request).
+  bool active = false;
+  int error_class = MPI_SUCCESS;  // of the last run
+  std::string error_text;
+};
+
+void ServedCall::run() {
+  error_class = MPI_SUCCESS;
+  error_text.clear();
+  try {
+    error_class = run_call(args, *combiner, team, lone, error_text);
+  } catch (const Error& e) {
+    error_class = class_of(e);
+    error_text = e.what();
+  } catch (const std::exception& e) {
+    error_class = MPI_ERR_INTERN;
+    error_text = e.what();
+  } catch (...) {
+    error_class = MPI_ERR_INTERN;
+    error_text = "an unknown exception";
+  }
+}
+
+// The served calls by their requests. Calls whose request was freed while
+// they ran wait in `detached` until done.
+struct Table {
+  std::mutex mutex;
+  std::unordered_map<MPI_Request, std::unique_ptr<ServedCall>> calls;
+  std::vector<std::unique_ptr<ServedCall>> detached;
+  // calls.size() + detached.size(): while zero, completion calls go
+  // straight to PMPI_* without a lookup.
+  std::atomic<std::size_t> size{0};
+};
+
+Table& table() {
+  static Table* const t = new Table;  // never destroyed: used up to the end of MPI_Finalize
+  return *t;
+}
+
+bool none_served() { return table().size.load(std::memory_order_acquire) == 0; }
+
+ServedCall* find(MPI_Request request) {
+  if (request == MPI_REQUEST_NULL || none_served()) return nullptr;
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  const auto found = t.calls.find(request);
+  return found == t.calls.end() ? nullptr : found->second.get();
+}
+
+void remember(MPI_Request request, std::unique_ptr<ServedCall> call) {
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  // Detached calls that ended since: gone now.
+  std::erase_if(t.detached, [](const std::unique_ptr<ServedCall>& c) { return c->done(); });
+  t.calls.emplace(request, std::move(call));
+  t.size.store(t.calls.size() + t.detached.size(), std::memory_order_release);
+}
+
+// `request` leaves the table; its call goes with it, or, where still
+// running (MPI_Request_free of an active request), when it is done.
+void forget(MPI_Request request) {
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  const auto found = t.calls.find(request);
+  if (found == t.calls.end()) return;
+  if (!found->second->done()) t.detached.push_back(std::move(found->second));
+  t.calls.erase(found);
+  t.size.store(t.calls.size() + t.detached.size(), std::memory_order_release);
+}
+
+// A request MPI never starts: inactive, so MPI completes it at once with
+// an empty status wherever it meets it (requests.hpp).
+int make_shell(MPI_Request* request) {
+  return PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
+}
+
+// What MPI returns for a collective's request: an empty status.
+void empty_status(MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = MPI_ANY_SOURCE;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->MPI_ERROR = MPI_SUCCESS;
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+}
+
+// MPI's own progress, while this thread waits for a served call beside
+// requests of MPI's: a probe on a communicator no message ever reaches.
+void progress() {
+  static MPI_Comm quiet = [] {
+    MPI_Comm c = MPI_COMM_NULL;
+    PMPI_Comm_dup(MPI_COMM_SELF, &c);
+    return c;
+  }();
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, quiet, &flag, MPI_STATUS_IGNORE);
+}
+
+// Ends served call `call` of `*request`, whose run is done: reports its
+// failure, then frees an MPI_I* request (*request becomes
+// MPI_REQUEST_NULL) or makes a persistent one inactive. Returns the
+// call's code.
+int end(MPI_Request* request, ServedCall* call, MPI_Status* status) {
+  int code = MPI_SUCCESS;
+  if (call->error_class != MPI_SUCCESS) {
+    code = report(call->args.comm, call->error_class, call->error_text);
+  }
+  empty_status(status);
+  call->active = false;
+  if (!call->persistent) {
+    forget(*request);
+    PMPI_Request_free(request);
+  }
+  return code;
+}
+
+// Served calls that are active among `requests`, by index, and whether
+// any other request is there.
+struct Sorted {
+  std::vector<std::pair<int, ServedCall*>> ours;
+  bool others = false;
+};
+
+Sorted sort(int count, const MPI_Request requests[]) {
+  Sorted s;
+  for (int i = 0; i < count; ++i) {
+    ServedCall* call = find(requests[i]);
+    if (call == nullptr) {
+      s.others = s.others || requests[i] != MPI_REQUEST_NULL;
+    } else if (call->active) {
+      s.ours.emplace_back(i, call);
+    }
+  }
+  return s;
+}
+
+bool all_done(const Sorted& s) {
+  for (const auto& [i, call] : s.ours) {
+    if (!call->done()) return false;
+  }
+  return true;
+}
+
+// The requests for PMPI_*: the served ones null, so MPI leaves them be.
+std::vector<MPI_Request> without_ours(int count, const MPI_Request requests[], const Sorted& s) {
+  std::vector<MPI_Request> rest(requests, requests + count);
+  for (const auto& [i, call] : s.ours) rest[static_cast<std::size_t>(i)] = MPI_REQUEST_NULL;
+  return rest;
+}
+
+// MPI's requests back from `rest` into `requests` (the served ones stay).
+void take_back(MPI_Request requests[], const std::vector<MPI_Request>& rest, const Sorted& s) {
+  std::vector<bool> ours(rest.size(), false);
+  for (const auto& [i, call] : s.ours) ours[static_cast<std::size_t>(i)] = true;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (!ours[i]) requests[i] = rest[i];
+  }
+}
+
+// Ends every served call of `s` (all done), after MPI ended the others
+// with `rc` (statuses: MPI's, the served ones empty). A failed served call
+// makes the result MPI_ERR_IN_STATUS, each status saying its own.
+int end_all(MPI_Request requests[], MPI_Status statuses[], const Sorted& s, int rc) {
+  bool failed = false;
+  std::vector<int> codes;
+  for (const auto& [i, call] : s.ours) {
+    const int code = end(&requests[i], call, MPI_STATUS_IGNORE);
+    codes.push_back(code);
+    failed = failed || code != MPI_SUCCESS;
+  }
+  if (!failed) return rc;
+  if (statuses != MPI_STATUSES_IGNORE) {
+    if (rc == MPI_SUCCESS) {
+      // MPI left its statuses' MPI_ERROR unset, as it does on success.
+      for (const auto& [i, call] : s.ours) statuses[i].MPI_ERROR = MPI_SUCCESS;
+    }
+    for (std::size_t k = 0; k < s.ours.size(); ++k) statuses[s.ours[k].first].MPI_ERROR = codes[k];
+  }
+  return MPI_ERR_IN_STATUS;
+}
+
+}  // namespace
+
+int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart pmpi) {
+  const MpiFunction function =
+      mpi_function(a.kind, persistent ? Form::persistent : Form::nonblocking);
+  try {
+    if (!settings().enabled) return pmpi(request);
+    if (a.comm == MPI_COMM_NULL) {
+      handed_on(function, a.name, "MPI_COMM_NULL");
+      return pmpi(request);
+    }
+    auto call = std::make_unique<ServedCall>();
+    // A call's own combiner: the thread's kept ones last only until its
+    // next call.
+    call->combiner.emplace(a.op, describe(a.type), a.type);
+    if (!call->combiner->why_not().empty()) {
+      handed_on(function, a.name, call->combiner->why_not());
+      return pmpi(request);
+    }
+    std::string why;
+    call->queue = queue_for(a.comm, why, call->team, call->lone);
+    if (call->queue == nullptr) {
+      if (why.empty()) {
+        handed_on(function, a.name,
+                  "its communicator's team is not built yet (a blocking reduction builds it)");
+      } else {
+        handed_on(function, a.name, why);
+      }
+      return pmpi(request);
+    }
+    call->args = a;
+    if (a.kind == CollectiveKind::reduce_scatter && a.recvcounts != nullptr) {
+      int size = 0;
+      PMPI_Comm_size(a.comm, &size);
+      call->recvcounts.assign(a.recvcounts, a.recvcounts + size);
+      call->args.recvcounts = call->recvcounts.data();
+    }
+    call->persistent = persistent;
+    const int rc = make_shell(request);
+    if (rc != MPI_SUCCESS) return report(a.comm, rc, std::string(a.name) + ": no request");
+    ServedCall* c = call.get();
+    remember(*request, std::move(call));
+    count_served(function);
+    if (!persistent) {
+      c->active = true;
+      c->queue->start(*c);
+    }
+    return MPI_SUCCESS;
+  } catch (const std::exception& e) {
+    return report(a.comm, MPI_ERR_INTERN, std::string(a.name) + ": " + e.what());
+  }
+}
+
+int wait(MPI_Request* request, MPI_Status* status) {
+  ServedCall* call = find(*request);
+  if (call == nullptr || !call->active) return PMPI_Wait(request, status);
+  call->queue->wait(*call, true);
+  return end(request, call, status);
+}
+
+int test(MPI_Request* request, int* flag, MPI_Status* status) {
+  ServedCall* call = find(*request);
+  if (call == nullptr || !call->active) return PMPI_Test(request, flag, status);
+  if (!call->done()) {
+    progress();
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  *flag = 1;
+  return end(request, call, status);
+}
+
+int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (none_served()) return PMPI_Waitall(count, requests, statuses);
+  const Sorted s = sort(count, requests);
+  if (s.ours.empty()) return PMPI_Waitall(count, requests, statuses);
+  // Beside MPI's requests, this thread keeps MPI progressing and leaves
+  // the served calls to the queue's thread; alone, it may run them itself.
+  for (const auto& [i, call] : s.ours) {
+    call->queue->wait(*call, !s.others, s.others ? &progress : nullptr);
+  }
+  std::vector<MPI_Request> rest = without_ours(count, requests, s);
+  const int rc = PMPI_Waitall(count, rest.data(), statuses);
+  take_back(requests, rest, s);
+  return end_all(requests, statuses, s, rc);
+}
+
+int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  if (none_served()) return PMPI_Testall(count, requests, flag, statuses);
+  const Sorted s = sort(count, requests);
+  if (s.ours.empty()) return PMPI_Testall(count, requests, flag, statuses);
+  if (!all_done(s)) {
+    progress();
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  std::vector<MPI_Request> rest = without_ours(count, requests, s);
+  const int rc = PMPI_Testall(count, rest.data(), flag, statuses);
+  if (*flag == 0) return rc;  // nothing changes, as MPI wants
+  take_back(requests, rest, s);
+  return end_all(requests, statuses, s, rc);
+}
+
+int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  if (none_served()) return PMPI_Testany(count, requests, index, flag, status);
+  const Sorted s = sort(count, requests);
+  if (s.ours.empty()) return PMPI_Testany(count, requests, index, flag, status);
+  for (const auto& [i, call] : s.ours) {
+    if (call->done()) {
+      *index = i;
+      *flag = 1;
+      return end(&requests[i], call, status);
+    }
+  }
+  *flag = 0;
+  *index = MPI_UNDEFINED;
+  if (!s.others) {
+    progress();
+    return MPI_SUCCESS;
+  }
+  std::vector<MPI_Request> rest = without_ours(count, requests, s);
+  int found = MPI_UNDEFINED;
+  int got = 0;
+  const int rc = PMPI_Testany(count, rest.data(), &found, &got, status);
+  if (got != 0 && found != MPI_UNDEFINED) {
+    requests[found] = rest[static_cast<std::size_t>(found)];
+    *index = found;
+    *flag = 1;
+  }
+  return rc;
+}
+
+int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (none_served()) return PMPI_Waitany(count, requests, index, status);
+  for (;;) {
+    int flag = 0;
+    const int rc = testany(count, requests, index, &flag, status);
+    if (flag != 0 || rc != MPI_SUCCESS) return rc;
+    std::this_thread::yield();
+  }
+}
+
+int testsome(int count, MPI_Request requests[], int* outcount, int indices[],
+             MPI_Status statuses[]) {
+  if (none_served()) return PMPI_Testsome(count, requests, outcount, indices, statuses);
+  const Sorted s = sort(count, requests);
+  if (s.ours.empty()) return PMPI_Testsome(count, requests, outcount, indices, statuses);
+  int out = 0;
+  int rc = MPI_SUCCESS;
+  if (s.others) {
+    std::vector<MPI_Request> rest = without_ours(count, requests, s);
+    rc = PMPI_Testsome(count, rest.data(), &out, indices, statuses);
+    if (out == MPI_UNDEFINED) out = 0;
+    for (int k = 0; k < out; ++k) requests[indices[k]] = rest[static_cast<std::size_t>(indices[k])];
+  }
+  bool failed = false;
+  for (const auto& [i, call] : s.ours) {
+    if (!call->done()) continue;
+    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[out];
+    const int code = end(&requests[i], call, st);
+    if (code != MPI_SUCCESS) {
+      failed = true;
+      if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = code;
+    }
+    indices[out++] = i;
+  }
+  if (out == 0) progress();
+  *outcount = out;
+  return failed ? MPI_ERR_IN_STATUS : rc;
+}
+
+int waitsome(int count, MPI_Request requests[], int* outcount, int indices[],
+             MPI_Status statuses[]) {
+  if (none_served()) return PMPI_Waitsome(count, requests, outcount, indices, statuses);
+  for (;;) {
+    const int rc = testsome(count, requests, outcount, indices, statuses);
+    if (*outcount != 0 || rc != MPI_SUCCESS) return rc;
+    std::this_thread::yield();
+  }
+}
+
+int request_free(MPI_Request* request) {
+  if (find(*request) != nullptr) forget(*request);  // a running call ends on its own
+  return PMPI_Request_free(request);
+}
+
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  ServedCall* call = find(request);
+  if (call == nullptr || !call->active) return PMPI_Request_get_status(request, flag, status);
+  *flag = call->done() ? 1 : 0;
+  if (*flag != 0) {
+    empty_status(status);
+  } else {
+    progress();
+  }
+  return MPI_SUCCESS;
+}
+
+int start(MPI_Request* request) {
+  ServedCall* call = find(*request);
+  if (call == nullptr) return PMPI_Start(request);
+  if (call->active) {
+    return report(call->args.comm, MPI_ERR_REQUEST,
+                  std::string("MPI_Start: the request of ") + call->args.name + " is active");
+  }
+  call->active = true;
+  call->queue->start(*call);
+  return MPI_SUCCESS;
+}
+
+int startall(int count, MPI_Request requests[]) {
+  if (none_served()) return PMPI_Startall(count, requests);
+  for (int i = 0; i < count; ++i) {
+    const int rc = start(&requests[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+int cancel(MPI_Request* request) {
+  ServedCall* call = find(*request);
+  if (call == nullptr) return PMPI_Cancel(request);
+  return report(call->args.comm, MPI_ERR_REQUEST,
+                std::string("MPI_Cancel: the request of ") + call->args.name +
+                    ", a collective, cannot be cancelled (MPI forbids it)");
+}
+
+}  // namespace hreduce::detail::mpi_dropin
