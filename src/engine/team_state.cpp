@@ -78,7 +78,11 @@ std::string options_problem(const CollectiveOptions& o) {
   return "options.tree_min_members is " + std::to_string(o.tree_min_members) + ", expected >= 1";
 }
 
-TeamState::~TeamState() = default;
+TeamState::~TeamState() {
+  // The queues' threads run calls on the members and their process group:
+  // they finish and stop while both are whole.
+  for (auto& member : members) member->queued_calls.reset();
+}
 
 TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_group)
     : options(std::move(opts)),

@@ -16,6 +16,7 @@
 #include "src/common/failure.hpp"
 #include "src/common/wait.hpp"
 #include "src/engine/local_decision.hpp"
+#include "src/engine/nonblocking/call_queue.hpp"
 #include "src/engine/numa_placement.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/topology/numa_memory.hpp"
@@ -192,6 +193,10 @@ class MemberState {
   // Calls in a row this member returned from without waiting (mailbox.hpp).
   int calls_run_ahead = 0;
   std::map<std::tuple<int, int, int, bool>, TreeRole> plans;
+  // A team spanning processes: this member's nonblocking calls, made by
+  // the first (src/engine/nonblocking/request.cpp); a blocking call lets
+  // them finish first (execute_call).
+  std::unique_ptr<CallQueue> queued_calls;
 
  private:
   NumaBuffer buffers_[5];
@@ -243,6 +248,11 @@ class TeamState {
   // Set after a timeout, or an error in a call that some member had
   // already left: members are no longer in step.
   std::atomic<bool> broken{false};
+  // A team spanning processes, set where it is built (src/hybrid/
+  // mpi_team.cpp): why its nonblocking calls are refused (empty: served),
+  // and what the queue threads that run them do first (call_queue.hpp).
+  std::string nonblocking_refusal;
+  void (*queue_thread_start)() = nullptr;
   // The nonblocking and persistent calls, built by the first one
   // (src/engine/nonblocking/pending_calls.hpp).
   std::once_flag pending_calls_once;

@@ -9,6 +9,8 @@
 #include "hreduce/error.hpp"
 #include "hreduce/mpi.hpp"
 #include "src/common/environment.hpp"
+#include "src/engine/member_access.hpp"
+#include "src/engine/team_state.hpp"
 #include "src/hybrid/inter_process_group.hpp"
 #include "src/hybrid/mpi_team.hpp"
 #include "src/transport/mpi_channel.hpp"
@@ -117,6 +119,31 @@ detail::InterAlgorithm inter_algorithm(ReduceScatterAlgorithm algorithm) {
 
 }  // namespace
 
+namespace {
+
+// Whether the team's nonblocking calls can run on queue threads
+// (src/engine/nonblocking/call_queue.hpp): the same answer on every
+// process, from the least thread level any process has. A thread of its
+// own may send MPI messages only under MPI_THREAD_MULTIPLE; a team whose
+// processes all meet in one node's segment sends none during a call, and
+// its queue threads refuse to, to be sure.
+void settle_nonblocking(Team& team, int least_level) {
+  detail::TeamState& state = detail::state_of(team.member(0)).team;
+  if (least_level == MPI_THREAD_MULTIPLE) return;
+  const auto* group = dynamic_cast<const detail::InterProcessGroup*>(state.group.get());
+  const bool sends = group != nullptr && group->processes() > 1 &&
+                     (group->node() == nullptr || group->multi_node());
+  if (sends) {
+    state.nonblocking_refusal =
+        "its processes exchange messages, and nonblocking calls (run by a thread of their own) "
+        "need MPI_THREAD_MULTIPLE on every process (docs/nonblocking.md)";
+  } else {
+    state.queue_thread_start = &detail::refuse_mpi_messages_on_this_thread;
+  }
+}
+
+}  // namespace
+
 Team make_mpi_team(MPI_Comm comm, int threads, TeamOptions options, const MpiTeamOptions& mpi) {
   int initialized = 0;
   PMPI_Initialized(&initialized);
@@ -162,6 +189,10 @@ Team detail::build_mpi_team(MPI_Comm comm, int threads, TeamOptions options,
                           std::to_string(counts[p]) + " threads; each process needs at least 1");
     }
   }
+  int level = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&level);
+  const std::vector<int> levels = allgather(*channel, level);
+  const int least_level = *std::min_element(levels.begin(), levels.end());
   const int per_node = procs_per_node(mpi);
   std::vector<int> node_of = discover_nodes(*channel, per_node);
   // The members of every process on this machine, whatever virtual nodes
@@ -188,7 +219,9 @@ Team detail::build_mpi_team(MPI_Comm comm, int threads, TeamOptions options,
   auto group = std::make_unique<detail::InterProcessGroup>(endpoint, std::move(layout), inter,
                                                            std::move(channel));
   options.members = threads;
-  return detail::team_over_processes(std::move(options), std::move(group));
+  Team team = detail::team_over_processes(std::move(options), std::move(group));
+  settle_nonblocking(team, least_level);
+  return team;
 }
 
 }  // namespace hreduce

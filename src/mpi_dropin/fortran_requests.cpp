@@ -226,15 +226,12 @@ HREDUCE_FORTRAN_COMPLETION(wait, MPI_WAIT, (MPI_Fint * r, MPI_Fint* s, MPI_Fint*
 HREDUCE_FORTRAN_COMPLETION(test, MPI_TEST, (MPI_Fint * r, MPI_Fint* f, MPI_Fint* s, MPI_Fint* e),
                            (r, f, s, e))
 HREDUCE_FORTRAN_COMPLETION(waitall, MPI_WAITALL,
-                           (const MPI_Fint* n, MPI_Fint* r, MPI_Fint* s, MPI_Fint* e),
-                           (n, r, s, e))
+                           (const MPI_Fint* n, MPI_Fint* r, MPI_Fint* s, MPI_Fint* e), (n, r, s, e))
 HREDUCE_FORTRAN_COMPLETION(testall, MPI_TESTALL,
-                           (const MPI_Fint* n, MPI_Fint* r, MPI_Fint* f, MPI_Fint* s,
-                            MPI_Fint* e),
+                           (const MPI_Fint* n, MPI_Fint* r, MPI_Fint* f, MPI_Fint* s, MPI_Fint* e),
                            (n, r, f, s, e))
 HREDUCE_FORTRAN_COMPLETION(waitany, MPI_WAITANY,
-                           (const MPI_Fint* n, MPI_Fint* r, MPI_Fint* i, MPI_Fint* s,
-                            MPI_Fint* e),
+                           (const MPI_Fint* n, MPI_Fint* r, MPI_Fint* i, MPI_Fint* s, MPI_Fint* e),
                            (n, r, i, s, e))
 HREDUCE_FORTRAN_COMPLETION(testany, MPI_TESTANY,
                            (const MPI_Fint* n, MPI_Fint* r, MPI_Fint* i, MPI_Fint* f, MPI_Fint* s,
@@ -250,10 +247,9 @@ HREDUCE_FORTRAN_COMPLETION(testsome, MPI_TESTSOME,
                            (n, r, o, i, s, e))
 HREDUCE_FORTRAN_COMPLETION(request_free, MPI_REQUEST_FREE, (MPI_Fint * r, MPI_Fint* e), (r, e))
 HREDUCE_FORTRAN_COMPLETION(request_get_status, MPI_REQUEST_GET_STATUS,
-                           (const MPI_Fint* r, MPI_Fint* f, MPI_Fint* s, MPI_Fint* e),
-                           (r, f, s, e))
+                           (const MPI_Fint* r, MPI_Fint* f, MPI_Fint* s, MPI_Fint* e), (r, f, s, e))
 HREDUCE_FORTRAN_COMPLETION(start, MPI_START, (MPI_Fint * r, MPI_Fint* e), (r, e))
-HREDUCE_FORTRAN_COMPLETION(startall, MPI_STARTALL,
-                           (const MPI_Fint* n, MPI_Fint* r, MPI_Fint* e), (n, r, e))
+HREDUCE_FORTRAN_COMPLETION(startall, MPI_STARTALL, (const MPI_Fint* n, MPI_Fint* r, MPI_Fint* e),
+                           (n, r, e))
 HREDUCE_FORTRAN_COMPLETION(cancel, MPI_CANCEL, (MPI_Fint * r, MPI_Fint* e), (r, e))
 }

@@ -18,7 +18,7 @@
 #include "hreduce/error.hpp"
 #include "hreduce/team.hpp"
 #include "src/engine/member_access.hpp"
-#include "src/mpi_dropin/call_queue.hpp"
+#include "src/engine/nonblocking/call_queue.hpp"
 #include "src/mpi_dropin/datatypes.hpp"
 #include "src/mpi_dropin/error_text.hpp"
 #include "src/mpi_dropin/serve.hpp"

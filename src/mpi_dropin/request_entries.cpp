@@ -17,8 +17,16 @@ extern "C" {
 
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Request* request) {
-  const Args a{"MPI_Iallreduce", CollectiveKind::allreduce, sendbuf, recvbuf, count, nullptr,
-               datatype,         op,                        0,       comm};
+  const Args a{"MPI_Iallreduce",
+               CollectiveKind::allreduce,
+               sendbuf,
+               recvbuf,
+               count,
+               nullptr,
+               datatype,
+               op,
+               0,
+               comm};
   return dropin::start_call(a, false, request, [&](MPI_Request* r) {
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, r);
   });
@@ -26,8 +34,8 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
 
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm, MPI_Request* request) {
-  const Args a{"MPI_Iscan", CollectiveKind::scan, sendbuf, recvbuf, count, nullptr, datatype, op,
-               0,           comm};
+  const Args a{"MPI_Iscan", CollectiveKind::scan, sendbuf, recvbuf, count, nullptr, datatype, op, 0,
+               comm};
   return dropin::start_call(a, false, request, [&](MPI_Request* r) {
     return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, r);
   });
@@ -35,8 +43,9 @@ int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dataty
 
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm, MPI_Request* request) {
-  const Args a{"MPI_Iexscan", CollectiveKind::exscan, sendbuf, recvbuf, count, nullptr, datatype,
-               op,            0,                      comm};
+  const Args a{
+      "MPI_Iexscan", CollectiveKind::exscan, sendbuf, recvbuf, count, nullptr, datatype, op, 0,
+      comm};
   return dropin::start_call(a, false, request, [&](MPI_Request* r) {
     return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, r);
   });
@@ -62,8 +71,9 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
 
 int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request* request) {
-  const Args a{"MPI_Ireduce", CollectiveKind::reduce, sendbuf, recvbuf, count, nullptr, datatype,
-               op,            root,                   comm};
+  const Args a{
+      "MPI_Ireduce", CollectiveKind::reduce, sendbuf, recvbuf, count, nullptr, datatype, op, root,
+      comm};
   return dropin::start_call(a, false, request, [&](MPI_Request* r) {
     return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, r);
   });
@@ -89,48 +99,55 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
 // The persistent forms, under each name this MPI has (PREFIX: MPIX or
 // MPI), handing on to PMPI<PREFIX>_<call>_init. The info argument carries
 // no hint hreduce reads.
-#define HREDUCE_COUNT_INIT(PREFIX, Call, KIND)                                                   \
-  int PREFIX##_##Call##_init(const void* sendbuf, void* recvbuf, int count,                     \
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,    \
-                             MPI_Request* request) {                                            \
-    const Args a{#PREFIX "_" #Call "_init", KIND, sendbuf, recvbuf, count, nullptr, datatype, op, \
-                 0,                         comm};                                              \
-    return dropin::start_call(a, true, request, [&](MPI_Request* r) {                           \
-      return P##PREFIX##_##Call##_init(sendbuf, recvbuf, count, datatype, op, comm, info, r);   \
-    });                                                                                         \
+#define HREDUCE_COUNT_INIT(PREFIX, Call, KIND)                                                     \
+  int PREFIX##_##Call##_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, \
+                             MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {      \
+    const Args a{                                                                                  \
+        #PREFIX "_" #Call "_init", KIND, sendbuf, recvbuf, count, nullptr, datatype, op, 0, comm}; \
+    return dropin::start_call(a, true, request, [&](MPI_Request* r) {                              \
+      return P##PREFIX##_##Call##_init(sendbuf, recvbuf, count, datatype, op, comm, info, r);      \
+    });                                                                                            \
   }
 
-#define HREDUCE_INIT_FORMS(PREFIX)                                                                \
-  HREDUCE_COUNT_INIT(PREFIX, Allreduce, CollectiveKind::allreduce)                                \
-  HREDUCE_COUNT_INIT(PREFIX, Scan, CollectiveKind::scan)                                          \
-  HREDUCE_COUNT_INIT(PREFIX, Exscan, CollectiveKind::exscan)                                      \
-  HREDUCE_COUNT_INIT(PREFIX, Reduce_scatter_block, CollectiveKind::reduce_scatter_block)          \
-  int PREFIX##_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,  \
-                           MPI_Op op, int root, MPI_Comm comm, MPI_Info info,                     \
-                           MPI_Request* request) {                                                \
-    const Args a{#PREFIX "_Reduce_init", CollectiveKind::reduce, sendbuf, recvbuf, count,         \
-                 nullptr,                datatype,               op,      root,    comm};         \
-    return dropin::start_call(a, true, request, [&](MPI_Request* r) {                             \
-      return P##PREFIX##_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, r); \
-    });                                                                                           \
-  }                                                                                               \
-  int PREFIX##_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],    \
-                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,               \
-                                   MPI_Info info, MPI_Request* request) {                         \
-    const Args a{#PREFIX "_Reduce_scatter_init",                                                  \
-                 CollectiveKind::reduce_scatter,                                                  \
-                 sendbuf,                                                                         \
-                 recvbuf,                                                                         \
-                 0,                                                                               \
-                 recvcounts,                                                                      \
-                 datatype,                                                                        \
-                 op,                                                                              \
-                 0,                                                                               \
-                 comm};                                                                           \
-    return dropin::start_call(a, true, request, [&](MPI_Request* r) {                             \
-      return P##PREFIX##_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm,    \
-                                             info, r);                                            \
-    });                                                                                           \
+#define HREDUCE_INIT_FORMS(PREFIX)                                                                 \
+  HREDUCE_COUNT_INIT(PREFIX, Allreduce, CollectiveKind::allreduce)                                 \
+  HREDUCE_COUNT_INIT(PREFIX, Scan, CollectiveKind::scan)                                           \
+  HREDUCE_COUNT_INIT(PREFIX, Exscan, CollectiveKind::exscan)                                       \
+  HREDUCE_COUNT_INIT(PREFIX, Reduce_scatter_block, CollectiveKind::reduce_scatter_block)           \
+  int PREFIX##_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,   \
+                           MPI_Op op, int root, MPI_Comm comm, MPI_Info info,                      \
+                           MPI_Request* request) {                                                 \
+    const Args a{#PREFIX "_Reduce_init",                                                           \
+                 CollectiveKind::reduce,                                                           \
+                 sendbuf,                                                                          \
+                 recvbuf,                                                                          \
+                 count,                                                                            \
+                 nullptr,                                                                          \
+                 datatype,                                                                         \
+                 op,                                                                               \
+                 root,                                                                             \
+                 comm};                                                                            \
+    return dropin::start_call(a, true, request, [&](MPI_Request* r) {                              \
+      return P##PREFIX##_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, r);  \
+    });                                                                                            \
+  }                                                                                                \
+  int PREFIX##_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],     \
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, \
+                                   MPI_Request* request) {                                         \
+    const Args a{#PREFIX "_Reduce_scatter_init",                                                   \
+                 CollectiveKind::reduce_scatter,                                                   \
+                 sendbuf,                                                                          \
+                 recvbuf,                                                                          \
+                 0,                                                                                \
+                 recvcounts,                                                                       \
+                 datatype,                                                                         \
+                 op,                                                                               \
+                 0,                                                                                \
+                 comm};                                                                            \
+    return dropin::start_call(a, true, request, [&](MPI_Request* r) {                              \
+      return P##PREFIX##_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm,     \
+                                             info, r);                                             \
+    });                                                                                            \
   }
 
 #if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/mpi_dropin/call_queue.hpp"
+#include "src/engine/nonblocking/call_queue.hpp"
 #include "src/mpi_dropin/datatypes.hpp"
 #include "src/mpi_dropin/tally.hpp"
 #include "src/mpi_dropin/teams.hpp"

@@ -10,10 +10,9 @@
 #include "hreduce/error.hpp"
 #include "src/common/environment.hpp"
 #include "src/engine/member_access.hpp"
+#include "src/engine/nonblocking/call_queue.hpp"
 #include "src/engine/team_state.hpp"
-#include "src/hybrid/inter_process_group.hpp"
 #include "src/hybrid/mpi_team.hpp"
-#include "src/mpi_dropin/call_queue.hpp"
 #include "src/mpi_dropin/tally.hpp"
 
 namespace hreduce::detail::mpi_dropin {
@@ -24,12 +23,9 @@ struct CommState {
   std::unique_ptr<Team> team;
   std::unique_ptr<LoneMemberPath> lone;  // destroyed before the team
   std::string unserved;                  // why this communicator goes to PMPI for good
-  // Nonblocking calls: where they wait (made at the first), whether the
-  // queue's thread may send MPI messages (every process has
-  // MPI_THREAD_MULTIPLE), and why they go to PMPI where they must.
+  // Where nonblocking calls wait (made at the first). The team says
+  // whether they are served (TeamState::nonblocking_refusal).
   std::atomic<CallQueue*> queue{nullptr};
-  bool queue_may_call_mpi = false;
-  std::string nonblocking_unserved;
 
   ~CommState() {
     // The queue finishes its calls on the team, so it goes first.
@@ -114,31 +110,6 @@ unsigned teams_generation() { return generation.load(std::memory_order_relaxed);
 
 namespace {
 
-// Whether this team's calls send MPI messages: a team whose processes all
-// share one node meets in the node segment only.
-bool sends_messages(Team& team) {
-  const auto* group =
-      dynamic_cast<const InterProcessGroup*>(state_of(team.member(0)).team.group.get());
-  if (group == nullptr || group->processes() == 1) return false;
-  return group->node() == nullptr || group->multi_node();
-}
-
-// At the team's building, which is collective: where the nonblocking calls
-// will go, the same on every process (a call served on one process and
-// handed on on another would never match).
-void settle_nonblocking(CommState& state, MPI_Comm comm) {
-  int provided = MPI_THREAD_SINGLE;
-  PMPI_Query_thread(&provided);
-  int least = provided;
-  PMPI_Allreduce(&provided, &least, 1, MPI_INT, MPI_MIN, comm);
-  state.queue_may_call_mpi = least == MPI_THREAD_MULTIPLE;
-  if (!state.queue_may_call_mpi && sends_messages(*state.team)) {
-    state.nonblocking_unserved =
-        "the communicator spans nodes and some process has less than MPI_THREAD_MULTIPLE (the "
-        "calls' own thread sends messages)";
-  }
-}
-
 CommState* state_of_comm(MPI_Comm comm) {
   make_keyvals();
   void* value = nullptr;
@@ -168,15 +139,16 @@ CallQueue* queue_for(MPI_Comm comm, std::string& why, Team*& team, LoneMemberPat
     return nullptr;
   }
   if (!state->team) return nullptr;  // and the warm-up counts blocking calls only
-  if (!state->nonblocking_unserved.empty()) {
-    why = state->nonblocking_unserved;
+  const TeamState& team_state = state_of(state->team->member(0)).team;
+  if (!team_state.nonblocking_refusal.empty()) {
+    why = "the communicator's team: " + team_state.nonblocking_refusal;
     return nullptr;
   }
   team = state->team.get();
   lone = state->lone.get();
   CallQueue* queue = state->queue.load(std::memory_order_relaxed);
   if (queue == nullptr) {
-    queue = new CallQueue(state->queue_may_call_mpi);
+    queue = new CallQueue(team_state.queue_thread_start);
     state->queue.store(queue, std::memory_order_release);
   }
   return queue;
@@ -222,7 +194,6 @@ Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone,
     options.topology = machine;
     state->team = std::make_unique<Team>(build_mpi_team(comm, 1, options, MpiTeamOptions{}));
     state->lone = LoneMemberPath::of(state->team->member(0));
-    settle_nonblocking(*state, comm);
   } catch (const std::exception& e) {
     state->unserved = std::string("building a team failed: ") + e.what();
     why = state->unserved;

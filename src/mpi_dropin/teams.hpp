@@ -36,7 +36,11 @@ const Settings& settings();
 // even where no call was intercepted.
 void prepare_summary();
 
+}  // namespace hreduce::detail::mpi_dropin
+namespace hreduce::detail {
 class CallQueue;
+}  // namespace hreduce::detail
+namespace hreduce::detail::mpi_dropin {
 
 // The team of `comm`, or null when this call goes to PMPI (too early, an
 // intercommunicator, or building the team failed: `why` says which, empty

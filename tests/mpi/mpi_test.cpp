@@ -393,3 +393,111 @@ TEST_CASE("reproducibility levels hold across MPI processes", "[mpi][reproducibi
     CHECK(everywhere(ok));
   }
 }
+
+namespace {
+
+// Member r's input: small integers, so every sum is exact.
+long input_value(int r, std::size_t i) { return (r * 7 + static_cast<long>(i) * 3) % 11 - 5; }
+long sum_upto(int last, std::size_t i) {  // ranks 0 .. last-1
+  long s = 0;
+  for (int q = 0; q < last; ++q) s += input_value(q, i);
+  return s;
+}
+
+// Member m's nonblocking calls of every kind, several outstanding at once
+// and completed in reverse order (test() loops and wait()), then a
+// persistent allreduce started three times; empty when every output is
+// the sequential oracle's.
+std::string nonblocking_calls(Member& m) {
+  const int r = m.rank(), p = m.size();
+  const std::size_t n = 1500;
+  std::vector<long> in(n * static_cast<std::size_t>(p)), all(n), red(n), sc(n), ex(n), blk(n);
+  std::vector<long> rs(n + 1);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = input_value(r, i);
+  std::vector<std::size_t> counts(static_cast<std::size_t>(p));
+  for (int q = 0; q < p; ++q)
+    counts[static_cast<std::size_t>(q)] = n - static_cast<std::size_t>(q % 2);
+  Request q[6];
+  q[0] = m.iallreduce(in.data(), all.data(), n, op::sum);
+  q[1] = m.ireduce(in.data(), red.data(), n, op::sum, p - 1);
+  q[2] = m.iscan(in.data(), sc.data(), n, op::sum);
+  q[3] = m.iexscan(in.data(), ex.data(), n, op::sum);
+  q[4] = m.ireduce_scatter_block(in.data(), blk.data(), n, op::sum);
+  q[5] = m.ireduce_scatter(in.data(), rs.data(), counts, op::sum);
+  for (int k = 5; k >= 0; --k) {
+    if (k % 2 == 0) {
+      q[k].wait();
+    } else {
+      while (!q[k].test()) {
+      }
+    }
+  }
+  std::size_t offset = 0;
+  for (int k = 0; k < r; ++k) offset += counts[static_cast<std::size_t>(k)];
+  for (std::size_t i = 0; i < n; ++i) {
+    if (all[i] != sum_upto(p, i)) return "iallreduce";
+    if (r == p - 1 && red[i] != sum_upto(p, i)) return "ireduce";
+    if (sc[i] != sum_upto(r + 1, i)) return "iscan";
+    if (r > 0 && ex[i] != sum_upto(r, i)) return "iexscan";
+    if (blk[i] != sum_upto(p, n * static_cast<std::size_t>(r) + i)) return "ireduce_scatter_block";
+    if (i < counts[static_cast<std::size_t>(r)] && rs[i] != sum_upto(p, offset + i)) {
+      return "ireduce_scatter";
+    }
+  }
+  PersistentRequest again = m.allreduce_init(in.data(), all.data(), n, op::sum);
+  for (int round = 1; round <= 3; ++round) {
+    for (std::size_t i = 0; i < n; ++i) in[i] = input_value(r, i) + round;
+    again.start();
+    m.allreduce(&in[0], &red[0], 1, op::sum);  // a blocking call after it, in order
+    again.wait();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (all[i] != sum_upto(p, i) + static_cast<long>(p) * round) return "persistent allreduce";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("nonblocking and persistent calls on teams over MPI match the sequential oracle",
+          "[mpi][nonblocking]") {
+  for (int setting : {1, 2, 0}) {
+    Team team = make_team(setting);
+    std::vector<std::string> failures(static_cast<std::size_t>(team.local_size()));
+    team.run([&](Member& m) {
+      try {
+        failures[static_cast<std::size_t>(m.rank() - team.member(0).rank())] = nonblocking_calls(m);
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(m.rank() - team.member(0).rank())] = e.what();
+      }
+    });
+    bool ok = true;
+    for (const std::string& f : failures) {
+      if (!f.empty()) UNSCOPED_INFO("threads " << setting << ": " << f);
+      ok = ok && f.empty();
+    }
+    REQUIRE(everywhere(ok));
+  }
+}
+
+TEST_CASE("a nonblocking call whose members disagree fails on every member", "[mpi][nonblocking]") {
+  Team team = make_team(2);
+  std::vector<int> threw(static_cast<std::size_t>(team.local_size()), 0);
+  team.run([&](Member& m) {
+    std::vector<int> in(16, 1), out(16);
+    const std::size_t n = m.rank() == 0 ? 15 : 16;
+    Request r = m.iallreduce(in.data(), out.data(), n, op::sum);
+    try {
+      r.wait();
+    } catch (const ArgumentError&) {
+      threw[static_cast<std::size_t>(m.rank() - team.member(0).rank())] = 1;
+    }
+    // The team stays usable.
+    Request again = m.iallreduce(in.data(), out.data(), 16, op::sum);
+    again.wait();
+    if (out[0] != m.size()) threw[static_cast<std::size_t>(m.rank() - team.member(0).rank())] = 0;
+  });
+  bool all = true;
+  for (int t : threw) all = all && t == 1;
+  REQUIRE(everywhere(all));
+}

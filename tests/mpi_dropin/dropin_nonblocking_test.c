@@ -26,15 +26,15 @@
 
 static int checks = 0, failures = 0, rank = 0, size = 1;
 
-#define CHECK(cond, ...)                             \
-  do {                                               \
-    ++checks;                                        \
-    if (!(cond)) {                                   \
-      ++failures;                                    \
-      fprintf(stderr, "rank %d: FAILED: ", rank);    \
-      fprintf(stderr, __VA_ARGS__);                  \
-      fputc('\n', stderr);                           \
-    }                                                \
+#define CHECK(cond, ...)                          \
+  do {                                            \
+    ++checks;                                     \
+    if (!(cond)) {                                \
+      ++failures;                                 \
+      fprintf(stderr, "rank %d: FAILED: ", rank); \
+      fprintf(stderr, __VA_ARGS__);               \
+      fputc('\n', stderr);                        \
+    }                                             \
   } while (0)
 
 typedef struct {
@@ -87,8 +87,8 @@ static void fill_affine(void* b, int n, int r, int salt) {
 }
 
 enum { ALLREDUCE, REDUCE, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, SCAN, EXSCAN, NCOLL };
-static const char* coll_name[] = {"allreduce", "reduce", "reduce_scatter",
-                                  "reduce_scatter_block", "scan", "exscan"};
+static const char* coll_name[] = {"allreduce", "reduce", "reduce_scatter", "reduce_scatter_block",
+                                  "scan",      "exscan"};
 
 /* One call's buffers and shape. */
 typedef struct {
@@ -140,9 +140,9 @@ static int start(Call* k, int persistent, MPI_Request* q) {
       return persistent ? MPIX_Allreduce_init(s, o, k->n, c->type, c->op, k->comm, MPI_INFO_NULL, q)
                         : MPI_Iallreduce(s, o, k->n, c->type, c->op, k->comm, q);
     case REDUCE:
-      return persistent ? MPIX_Reduce_init(s, o, k->n, c->type, c->op, k->root, k->comm,
-                                           MPI_INFO_NULL, q)
-                        : MPI_Ireduce(s, o, k->n, c->type, c->op, k->root, k->comm, q);
+      return persistent
+                 ? MPIX_Reduce_init(s, o, k->n, c->type, c->op, k->root, k->comm, MPI_INFO_NULL, q)
+                 : MPI_Ireduce(s, o, k->n, c->type, c->op, k->root, k->comm, q);
     case REDUCE_SCATTER:
       return persistent ? MPIX_Reduce_scatter_init(s, o, k->counts, c->type, c->op, k->comm,
                                                    MPI_INFO_NULL, q)
@@ -376,8 +376,8 @@ static void killed(void) {
 }
 
 int main(int argc, char** argv) {
-  const int want = argc > 1 && strcmp(argv[1], "single") == 0 ? MPI_THREAD_SINGLE
-                                                              : MPI_THREAD_MULTIPLE;
+  const int want =
+      argc > 1 && strcmp(argv[1], "single") == 0 ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, want, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -1,7 +1,8 @@
 /* MPI_THREAD_MULTIPLE through the drop-in library: two threads of every
  * process, each with its own communicator, run allreduces at the same time
- * (two hreduce teams serving concurrently). Results are checked against
- * the exact sums. */
+ * (two hreduce teams serving concurrently), every other one nonblocking
+ * (MPI_Iallreduce, completed by MPI_Wait or a MPI_Test loop). Results are
+ * checked against the exact sums. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,7 +24,18 @@ static void* worker(void* arg) {
   for (int call = 0; call < kCalls; ++call) {
     const int count = 1 + (call * 7 + w->salt) % kCount;
     for (int i = 0; i < count; ++i) in[i] = rank * 1000 + i + call + w->salt;
-    if (MPI_Allreduce(in, out, count, MPI_LONG, MPI_SUM, w->comm) != MPI_SUCCESS) ++w->failures;
+    int rc = MPI_SUCCESS;
+    if (call % 2 == 0) {
+      rc = MPI_Allreduce(in, out, count, MPI_LONG, MPI_SUM, w->comm);
+    } else {
+      MPI_Request request;
+      rc = MPI_Iallreduce(in, out, count, MPI_LONG, MPI_SUM, w->comm, &request);
+      if (rc == MPI_SUCCESS && call % 4 == 1) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+      for (int done = 0; rc == MPI_SUCCESS && call % 4 == 3 && !done;) {
+        rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      }
+    }
+    if (rc != MPI_SUCCESS) ++w->failures;
     for (int i = 0; i < count; ++i) {
       const long expect = 1000L * size * (size - 1) / 2 + (long)size * (i + call + w->salt);
       if (out[i] != expect) {

@@ -1,12 +1,16 @@
 // Requests: what a member keeps of its nonblocking or persistent call, and
-// start / test / wait over the team's PendingCalls.
+// start / test / wait over the team's PendingCalls; on a team spanning
+// processes, over the member's CallQueue instead (call_queue.hpp), where
+// each call runs as the blocking call would.
 //
 // A request owns copies of everything the caller may let go of while the
 // call runs (the op, the options, reduce_scatter's counts), so the member's
 // published Call points into it; it lives on the heap, so moving the handle
 // moves none of that. A persistent request checks its arguments and
 // computes its signature once, and each start() only publishes them.
+#include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hreduce/team.hpp"
@@ -14,11 +18,37 @@
 #include "src/engine/call_failures.hpp"
 #include "src/engine/collectives.hpp"
 #include "src/engine/nonblocking/pending_calls.hpp"
+#include "src/engine/process_group.hpp"
 
 namespace hreduce::detail {
 
+// A call of a team spanning processes, run as a blocking call by the
+// member's queue; its exception is kept for the test() or wait() that sees
+// the end.
+class QueuedTeamCall final : public QueuedCall {
+ public:
+  QueuedTeamCall(MemberState& member, const Call& call) : member_(member), call_(call) {}
+  void run() override {
+    failure_ = nullptr;
+    try {
+      member_.team.group->execute(member_, call_);
+    } catch (...) {
+      failure_ = std::current_exception();
+    }
+  }
+  void rethrow() {
+    if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+  }
+
+ private:
+  MemberState& member_;
+  const Call& call_;
+  std::exception_ptr failure_;
+};
+
 struct RequestState {
   MemberState* member = nullptr;
+  std::unique_ptr<QueuedTeamCall> queued;  // a team spanning processes
   PendingCalls* calls = nullptr;
   Call call;
   CollectiveOptions options;
@@ -40,14 +70,15 @@ std::string label_of(const RequestState& state) {
 // Why the nonblocking calls refuse the call outright, whatever the members
 // say; empty when they serve it.
 std::string refusal(const TeamState& team, const Call& call) {
-  if (team.group != nullptr) {
-    return "nonblocking and persistent calls on a team spanning processes are not served yet "
-           "(docs/nonblocking.md)";
-  }
   if (call.options->reproducibility == Reproducibility::exact) {
     return "reproducibility exact is not served by the nonblocking and persistent calls yet";
   }
-  return {};
+  return team.nonblocking_refusal;
+}
+
+void finish_queued(RequestState& state) {
+  state.pending = false;
+  state.queued->rethrow();
 }
 
 void finish(RequestState& state) {
@@ -84,6 +115,15 @@ RequestHandle issue_call(MemberState& member, const CallArgs& args, bool team_de
     state->counts.assign(args.counts, args.counts + args.count);
     state->call.counts = state->counts.data();
   }
+  if (team.group != nullptr) {
+    // The blocking call checks the arguments, on every process.
+    state->queued = std::make_unique<QueuedTeamCall>(member, state->call);
+    if (member.queued_calls == nullptr) {
+      member.queued_calls = std::make_unique<CallQueue>(team.queue_thread_start);
+    }
+    if (!persistent) start_request(*state);
+    return state;
+  }
   state->calls = &pending_calls_of(team);
   const int size = team.size();
   state->problem = local_problem(state->call, member.rank, size, team.options.collectives);
@@ -98,12 +138,22 @@ void start_request(RequestState& state) {
                         ": start() while the call is still active (wait for it first)");
   }
   check_usable(state);
+  if (state.queued) {
+    state.member->queued_calls->start(*state.queued);
+    state.pending = true;
+    return;
+  }
   state.seq = state.calls->publish(state.member->rank, state.call, state.signature, state.problem);
   state.pending = true;
 }
 
 bool test_request(RequestState& state) {
   if (!state.pending) return true;
+  if (state.queued) {
+    if (!state.queued->done()) return false;
+    finish_queued(state);
+    return true;
+  }
   if (!state.calls->test(state.seq, state.member->rank)) return false;
   finish(state);
   return true;
@@ -111,6 +161,11 @@ bool test_request(RequestState& state) {
 
 void wait_request(RequestState& state) {
   if (!state.pending) return;
+  if (state.queued) {
+    state.member->queued_calls->wait(*state.queued, true);
+    finish_queued(state);
+    return;
+  }
   try {
     state.calls->drive(state.seq, state.member->rank, state.call.kind, state.persistent);
   } catch (...) {  // timed out: the team broke, and the call is given up

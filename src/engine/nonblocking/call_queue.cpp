@@ -1,11 +1,9 @@
-#include "src/mpi_dropin/call_queue.hpp"
+#include "src/engine/nonblocking/call_queue.hpp"
 
-#include "src/transport/mpi_channel.hpp"
+namespace hreduce::detail {
 
-namespace hreduce::detail::mpi_dropin {
-
-CallQueue::CallQueue(bool thread_may_call_mpi)
-    : thread_may_call_mpi_(thread_may_call_mpi), thread_([this] { serve(); }) {}
+CallQueue::CallQueue(void (*on_thread_start)())
+    : on_thread_start_(on_thread_start), thread_([this] { serve(); }) {}
 
 CallQueue::~CallQueue() {
   drain();
@@ -95,7 +93,7 @@ void CallQueue::drain() {
 }
 
 void CallQueue::serve() {
-  if (!thread_may_call_mpi_) refuse_mpi_messages_on_this_thread();
+  if (on_thread_start_ != nullptr) on_thread_start_();
   for (;;) {
     const std::uint64_t finished = finished_.load(std::memory_order_acquire);
     {
@@ -104,6 +102,10 @@ void CallQueue::serve() {
     }
     if (started_.load(std::memory_order_acquire) == finished) {
       wait_at_least(started_, finished + 1, Deadline{}, thread_waiting_);
+      // Woken by a start: the starting thread often waits at once and runs
+      // the call itself, cheaper than handing it over; where it shares this
+      // thread's CPU, this lets it get there first.
+      std::this_thread::yield();
       continue;
     }
     if (take_turn()) {
@@ -118,4 +120,4 @@ void CallQueue::serve() {
   }
 }
 
-}  // namespace hreduce::detail::mpi_dropin
+}  // namespace hreduce::detail

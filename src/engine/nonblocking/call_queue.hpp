@@ -1,17 +1,18 @@
-// The nonblocking reductions started on one communicator, run one at a
-// time in the order they were started (MPI's rule: every process starts a
-// communicator's collectives in the same order, so running them in that
-// order on each process matches them up).
+// The nonblocking calls of a member of a team spanning processes (and of
+// the MPI drop-in's communicators), run one at a time in the order they
+// were started (MPI's rule: every process starts its collectives in the
+// same order, so running them in that order on each process matches them
+// up).
 //
-// Each call runs as a blocking call of the communicator's team, by
-// whoever gets there: the queue's own thread, woken when a call is
-// started, or an application thread that waits for the call (MPI_Wait)
-// and finds the queue's turn free. The thread is what makes a call
-// progress while the application computes or sits in another MPI call:
-// Open MPI's own nonblocking collectives advance only inside MPI calls of
-// the application, and a call that advanced only inside MPI_Wait could
-// hang a program that MPI allows (one process tests in a loop while
-// waiting for a message that another sends only after its own MPI_Wait).
+// Each call runs as a blocking call of the team, by whoever gets there:
+// the queue's own thread, woken when a call is started, or an application
+// thread that waits for the call (wait(), MPI_Wait) and finds the queue's
+// turn free. The thread is what makes a call progress while the
+// application computes or sits in another MPI call: Open MPI's own
+// nonblocking collectives advance only inside MPI calls of the
+// application, and a call that advanced only inside a wait could hang a
+// program that MPI allows (one process tests in a loop while waiting for a
+// message that another sends only after its own wait).
 //
 //   start ──► queue ──► [turn] ──► run (blocking, on the team) ──► done
 //                          ▲                      ▲
@@ -26,7 +27,7 @@
 
 #include "src/common/wait.hpp"
 
-namespace hreduce::detail::mpi_dropin {
+namespace hreduce::detail {
 
 // One started call. The queue only runs it and says when it is done;
 // what it computes and how it fails belong to the caller.
@@ -43,11 +44,12 @@ class QueuedCall {
 
 class CallQueue {
  public:
-  // `thread_may_call_mpi`: false where MPI gives the process less than
-  // MPI_THREAD_MULTIPLE; the queue's thread then refuses MPI messages
-  // (src/transport/mpi_channel.hpp), so that a call that needs one fails
-  // instead of racing the application's MPI calls.
-  explicit CallQueue(bool thread_may_call_mpi);
+  // `on_thread_start` (may be null) runs first on the queue's thread: where
+  // MPI gives the process less than MPI_THREAD_MULTIPLE, it makes the
+  // thread refuse MPI messages (src/transport/mpi_channel.hpp), so that a
+  // call that needs one fails instead of racing the application's MPI
+  // calls.
+  explicit CallQueue(void (*on_thread_start)() = nullptr);
   // Finishes every started call, then stops the thread.
   ~CallQueue();
   CallQueue(const CallQueue&) = delete;
@@ -84,10 +86,14 @@ class CallQueue {
   // Grows whenever a call finishes or the turn is given back: what a
   // thread that could not take the turn waits for.
   std::atomic<std::uint64_t> events_{0};
-  Waiting app_waiting_;     // threads waiting on events_
-  Waiting thread_waiting_;  // the queue's thread, idle, waiting on started_
-  const bool thread_may_call_mpi_;
+  // Threads waiting on events_, and the queue's thread, idle, waiting on
+  // started_. Both yield after a few polls: the thread that runs the call
+  // they wait for often shares their CPU (mpirun --bind-to core binds a
+  // process's threads to one core).
+  Waiting app_waiting_{kSpinsShared};
+  Waiting thread_waiting_{kSpinsShared};
+  void (*const on_thread_start_)();
   std::thread thread_;  // last: started once the rest is ready
 };
 
-}  // namespace hreduce::detail::mpi_dropin
+}  // namespace hreduce::detail
