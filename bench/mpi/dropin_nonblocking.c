@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
     if (strcmp(argv[a], "--min-time-ms") == 0) min_seconds = atof(argv[a + 1]) / 1000;
   }
   if (rank == 0) {
-    printf("# bytes  blocking_us  iallreduce_us  persistent_us  busy_overlap_%%  idle_overlap_%%\n");
+    printf(
+        "# bytes  blocking_us  iallreduce_us  persistent_us  busy_overlap_%%  idle_overlap_%%\n");
   }
   char* list = strdup(sizes);
   for (char* item = strtok(list, ","); item != NULL; item = strtok(NULL, ",")) {
@@ -102,10 +103,10 @@ int main(int argc, char** argv) {
     const double again = timed(PERSISTENT, in, out, n, &persistent, 0, min_seconds);
     double overlap[2];
     for (int k = 0; k < 2; ++k) {
-      const double overall = timed(k == 0 ? BUSY : IDLE, in, out, n, &persistent, pure,
-                                   min_seconds);
-      const double compute = timed(k == 0 ? SPIN_ALONE : SLEEP_ALONE, in, out, n, &persistent,
-                                   pure, min_seconds);
+      const double overall =
+          timed(k == 0 ? BUSY : IDLE, in, out, n, &persistent, pure, min_seconds);
+      const double compute =
+          timed(k == 0 ? SPIN_ALONE : SLEEP_ALONE, in, out, n, &persistent, pure, min_seconds);
       const double o = 100 * (1 - (overall - compute) / pure);
       overlap[k] = o < 0 ? 0 : o > 100 ? 100 : o;
     }

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -76,6 +77,8 @@ class CallQueue {
   // Runs the oldest queued call; false when none was queued.
   bool run_oldest();
   void serve();  // the thread's loop
+  void give_starter_a_head_start();
+  static constexpr std::chrono::microseconds kHeadStart{5};
 
   std::mutex mutex_;
   std::deque<QueuedCall*> queued_;
