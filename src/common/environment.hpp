@@ -32,8 +32,8 @@ inline constexpr EnvironmentVariable kEnvironment[] = {
      "teams over MPI: off keeps a fence in every publication of the node level instead of "
      "having waiters about to sleep order it for all (membarrier)"},
     {"HREDUCE_PROGRESS_THREAD", "0 (off)",
-     "1: a thread per process folds the chunks of open nonblocking calls while members compute "
-     "(docs/nonblocking.md)"},
+     "1: each member's nonblocking calls run on a thread of its own, as blocking calls, while "
+     "members compute (docs/nonblocking.md)"},
     {"HREDUCE_MPI", "on", "libhreduce_mpi.so: off hands every call to PMPI_*"},
     {"HREDUCE_MPI_VERBOSE", "off",
      "libhreduce_mpi.so: print each reason a call went to PMPI_*, once, and a line of calls "

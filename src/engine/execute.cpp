@@ -168,11 +168,11 @@ void execute(MemberState& me, const CallArgs& args) {
 }
 
 void execute_call(MemberState& me, const Call& call) {
+  // After this member's queued nonblocking calls started before it.
+  if (me.queued_calls != nullptr && !me.queued_calls->idle()) [[unlikely]] {
+    me.queued_calls->drain();
+  }
   if (me.team.group) {
-    // After this member's nonblocking calls started before it (MPI's order).
-    if (me.queued_calls != nullptr && !me.queued_calls->idle()) [[unlikely]] {
-      me.queued_calls->drain();
-    }
     me.team.group->execute(me, call);
   } else {
     execute_local(me, call);

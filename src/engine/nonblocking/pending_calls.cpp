@@ -9,7 +9,6 @@
 #include "src/common/exception_text.hpp"
 #include "src/engine/call_checks.hpp"
 #include "src/engine/collectives.hpp"
-#include "src/engine/nonblocking/progress_thread.hpp"
 
 namespace hreduce::detail {
 
@@ -80,13 +79,9 @@ PendingCalls::PendingCalls(TeamState& team, int members)
   for (int s = 0; s < kPendingSlots; ++s) {
     slots_[s].members = std::make_unique<PublishedCall[]>(members);
   }
-  progress_thread_ = ProgressThread::wanted();
-  if (progress_thread_) ProgressThread::instance().add(this);
 }
 
-PendingCalls::~PendingCalls() {
-  if (progress_thread_) ProgressThread::instance().remove(this);
-}
+PendingCalls::~PendingCalls() = default;
 
 std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t signature,
                                     const std::string& problem) {
@@ -152,7 +147,6 @@ void PendingCalls::open(PendingSlot& slot, std::uint64_t seq) {
     complete(slot, seq);
     return;
   }
-  if (progress_thread_) ProgressThread::instance().notify();
 }
 
 bool PendingCalls::everyone_published(const PendingSlot& slot, std::uint64_t seq) const {
@@ -262,20 +256,6 @@ bool PendingCalls::test(std::uint64_t seq, int rank) {
 bool PendingCalls::finish_part(PublishedCall& mine, std::uint64_t seq) {
   announce(mine.done, seq);
   return true;
-}
-
-bool PendingCalls::work_on_any(const char* worker) {
-  bool worked = false;
-  for (int s = 0; s < kPendingSlots; ++s) {
-    PendingSlot& slot = slots_[s];
-    const std::uint64_t seq = slot.claims.load(std::memory_order_acquire) >> kChunkBits;
-    std::uint64_t chunk = 0;
-    if (seq != 0 && claim(slot, seq, chunk)) {
-      work(slot, seq, chunk, worker);
-      worked = true;
-    }
-  }
-  return worked;
 }
 
 void PendingCalls::drive(std::uint64_t seq, int rank, CollectiveKind kind, bool persistent) {

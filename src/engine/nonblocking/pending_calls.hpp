@@ -1,10 +1,12 @@
-// The nonblocking calls of one team of threads: a ring of slots, one per
+// The nonblocking calls of one team of threads, without progress threads
+// (with them, and on teams spanning processes, each member's calls run on
+// a CallQueue instead: request.cpp): a ring of slots, one per
 // call in flight, indexed by the call's number (members number their
 // nonblocking calls alike, because they issue them in the same order).
 //
 //   member 0 ──publish──┐                    ┌── claim chunk 0, fold, finish ──┐
 //   member 1 ──publish──┼─ first to see all: ┼── claim chunk 1, fold, finish ──┼─ last to
-//   member 2 ──publish──┘  agree, plan,      └── (progress thread) chunk 2 ... ─┘ finish:
+//   member 2 ──publish──┘  agree, plan,      └── claim chunk 2 ...            ─┘ finish:
 //                          open the claims                                      completed
 //
 // Starting a call publishes the member's arguments into its part of the
@@ -15,9 +17,9 @@
 // each member folds its own output from the inputs copied into the slot.
 // A large one is opened by whoever gets there first (a compare-exchange):
 // it cuts the element range into chunks and opens them, and from then on
-// whoever tests or waits on the call — any member, or the progress thread
-// — claims chunks one at a time and folds each across every member's input
-// in rank order (chunk_fold.cpp), writing every output the chunk feeds.
+// whoever tests or waits on the call claims chunks one at a time and folds
+// each across every member's input in rank order (chunk_fold.cpp),
+// writing every output the chunk feeds.
 // The one who finishes the last chunk marks the call completed: every
 // member's input has been read and every output written. Nobody waits for
 // an absent member to do its share.
@@ -112,9 +114,6 @@ class PendingCalls {
   void drive(std::uint64_t seq, int rank, CollectiveKind kind, bool persistent);
   // The failure of call `seq` for one member, once; none when it went well.
   Failure take_failure(std::uint64_t seq);
-  // Claims and folds one chunk of any open call; false when none is open
-  // (the progress thread).
-  bool work_on_any(const char* worker);
   // Every counter back to the start (Team::resynchronize: nothing in flight).
   void restart();
 
@@ -154,7 +153,6 @@ class PendingCalls {
   };
   std::map<std::uint64_t, Recorded> failures_;
   std::atomic<int> failures_unread_{0};
-  bool progress_thread_ = false;
 };
 
 // How messages name a call: "iallreduce", "allreduce_init".

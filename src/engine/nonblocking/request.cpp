@@ -1,7 +1,8 @@
 // Requests: what a member keeps of its nonblocking or persistent call, and
 // start / test / wait over the team's PendingCalls; on a team spanning
-// processes, over the member's CallQueue instead (call_queue.hpp), where
-// each call runs as the blocking call would.
+// processes, and with the progress threads (progress_thread.hpp), over the
+// member's CallQueue instead (call_queue.hpp), where each call runs as the
+// blocking call would.
 //
 // A request owns copies of everything the caller may let go of while the
 // call runs (the op, the options, reduce_scatter's counts), so the member's
@@ -18,37 +19,49 @@
 #include "src/engine/call_failures.hpp"
 #include "src/engine/collectives.hpp"
 #include "src/engine/nonblocking/pending_calls.hpp"
+#include "src/engine/nonblocking/progress_thread.hpp"
 #include "src/engine/process_group.hpp"
 
 namespace hreduce::detail {
 
-// A call of a team spanning processes, run as a blocking call by the
-// member's queue; its exception is kept for the test() or wait() that sees
-// the end.
+// A call run as a blocking call by the member's queue. What it throws is
+// kept for the test() or wait() that sees the end: an hreduce::Error as its
+// kind and text (rethrown naming the nonblocking call), anything else as
+// it is.
 class QueuedTeamCall final : public QueuedCall {
  public:
   QueuedTeamCall(MemberState& member, const Call& call) : member_(member), call_(call) {}
   void run() override {
-    failure_ = nullptr;
+    failure_ = {};
+    other_ = nullptr;
     try {
-      member_.team.group->execute(member_, call_);
+      if (member_.team.group != nullptr) {
+        member_.team.group->execute(member_, call_);
+      } else {
+        execute_local(member_, call_);
+      }
+    } catch (const Error& e) {
+      failure_ = failure_of(e);
     } catch (...) {
-      failure_ = std::current_exception();
+      other_ = std::current_exception();
     }
   }
-  void rethrow() {
-    if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+  // Throws what the last run threw; `label` names the call.
+  void rethrow(const std::string& label) {
+    if (other_) std::rethrow_exception(std::exchange(other_, nullptr));
+    if (failure_) throw_error(failure_.kind, label + " (nonblocking): " + failure_.text);
   }
 
  private:
   MemberState& member_;
   const Call& call_;
-  std::exception_ptr failure_;
+  Failure failure_;
+  std::exception_ptr other_;
 };
 
 struct RequestState {
   MemberState* member = nullptr;
-  std::unique_ptr<QueuedTeamCall> queued;  // a team spanning processes
+  std::unique_ptr<QueuedTeamCall> queued;  // run on the member's CallQueue
   PendingCalls* calls = nullptr;
   Call call;
   CollectiveOptions options;
@@ -78,7 +91,13 @@ std::string refusal(const TeamState& team, const Call& call) {
 
 void finish_queued(RequestState& state) {
   state.pending = false;
-  state.queued->rethrow();
+  state.queued->rethrow(label_of(state));
+}
+
+// Teams spanning processes run their calls on queues always; teams of
+// threads only with the progress threads.
+bool runs_on_queues(const TeamState& team) {
+  return team.group != nullptr || progress_threads_wanted();
 }
 
 void finish(RequestState& state) {
@@ -115,8 +134,8 @@ RequestHandle issue_call(MemberState& member, const CallArgs& args, bool team_de
     state->counts.assign(args.counts, args.counts + args.count);
     state->call.counts = state->counts.data();
   }
-  if (team.group != nullptr) {
-    // The blocking call checks the arguments, on every process.
+  if (runs_on_queues(team)) {
+    // The blocking call checks the arguments, on every member.
     state->queued = std::make_unique<QueuedTeamCall>(member, state->call);
     if (member.queued_calls == nullptr) {
       member.queued_calls = std::make_unique<CallQueue>(team.queue_thread_start);
