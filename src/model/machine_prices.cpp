@@ -198,6 +198,13 @@ double MachinePrices::data_from_another_core_seconds(double bytes) const {
       [](const probe::DataTransfer& d) { return d.seconds; }, false);
 }
 
+double MachinePrices::exchange_seconds(bool between_nodes) const {
+  if (!machine_.mpi) return 0;
+  const std::optional<probe::MpiLink>& link =
+      between_nodes ? machine_.mpi->inter_node : machine_.mpi->intra_node;
+  return link ? link->exchange_seconds : 0;
+}
+
 double MachinePrices::message_seconds(double bytes, bool between_nodes) const {
   const std::optional<probe::MpiLink>* link = nullptr;
   if (machine_.mpi) link = between_nodes ? &machine_.mpi->inter_node : &machine_.mpi->intra_node;

@@ -75,6 +75,9 @@ class MachinePrices {
   // size's time plus the rest at the link's rate; without a curve, latency
   // plus bytes over the rate.
   double message_seconds(double bytes, bool between_nodes) const;
+  // One exchange of a small message, both sides sending at once (the
+  // probe's `exchange_seconds`); 0 where the description has none.
+  double exchange_seconds(bool between_nodes) const;
 
  private:
   double matrix_rate(const probe::NumaMatrix& matrix, int from, int to) const;

@@ -23,7 +23,7 @@ Steps recursive_doubling(long long Q, double m, double fold_per_step) {
   const long long p = largest_power_of_two_at_most(Q);
   Steps s;
   if (p < Q) s.push_back({m, m, 1, false, 1, false});
-  for (long long d = 1; d < p; d *= 2) s.push_back({m, fold_per_step, d, true, 1, false});
+  for (long long d = 1; d < p; d *= 2) s.push_back({m, fold_per_step, d, true, 1, false, true});
   if (p < Q) s.push_back({m, 0, 1, false, 1, false});
   return s;
 }
@@ -36,7 +36,7 @@ Steps recursive_halving(long long Q, double m) {
   double part = m;
   for (long long d = p / 2; d >= 1; d /= 2) {
     part /= 2;
-    s.push_back({part, part, d, true, 1, false});
+    s.push_back({part, part, d, true, 1, false, true});
   }
   return s;
 }
@@ -45,7 +45,9 @@ Steps rabenseifner_allreduce(long long Q, double m) {
   Steps s = recursive_halving(Q, m);
   const long long p = largest_power_of_two_at_most(Q);
   double part = m / static_cast<double>(p);
-  for (long long d = 1; d < p; d *= 2, part *= 2) s.push_back({part, 0, d, true, 1, false});
+  for (long long d = 1; d < p; d *= 2, part *= 2) {
+    s.push_back({part, 0, d, true, 1, false, true});
+  }
   if (p < Q) s.push_back({m, 0, 1, false, 1, false});
   return s;
 }
@@ -71,7 +73,8 @@ Steps allreduce_steps(MessageAlgorithm a, long long Q, double m) {
   const double block = m / static_cast<double>(Q);
   switch (a) {
     case MessageAlgorithm::ring:
-      return {{block, block, 1, false, Q - 1, false}, {block, 0, 1, false, Q - 1, false}};
+      return {{block, block, 1, false, Q - 1, false, true},
+              {block, 0, 1, false, Q - 1, false, true}};
     case MessageAlgorithm::recursive_doubling: return recursive_doubling(Q, m, m);
     case MessageAlgorithm::rabenseifner: return rabenseifner_allreduce(Q, m);
     case MessageAlgorithm::binomial: return append(binomial_tree(Q, m, m), binomial_tree(Q, m, 0));
@@ -84,7 +87,7 @@ Steps reduce_steps(MessageAlgorithm a, long long Q, double m) {
   const double block = m / static_cast<double>(Q);
   switch (a) {
     case MessageAlgorithm::ring:
-      return {{block, block, 1, false, Q - 1, false}, {block, 0, 1, false, Q - 1, true}};
+      return {{block, block, 1, false, Q - 1, false, true}, {block, 0, 1, false, Q - 1, true}};
     case MessageAlgorithm::binomial: return binomial_tree(Q, m, m);
     case MessageAlgorithm::linear: return linear_at_root(Q, m, m);
     default: return allreduce_steps(a, Q, m);
@@ -94,7 +97,7 @@ Steps reduce_steps(MessageAlgorithm a, long long Q, double m) {
 Steps reduce_scatter_steps(MessageAlgorithm a, long long Q, double m) {
   const double block = m / static_cast<double>(Q);
   switch (a) {
-    case MessageAlgorithm::ring: return {{block, block, 1, false, Q - 1, false}};
+    case MessageAlgorithm::ring: return {{block, block, 1, false, Q - 1, false, true}};
     case MessageAlgorithm::recursive_doubling:
     case MessageAlgorithm::rabenseifner: return recursive_halving(Q, m);
     case MessageAlgorithm::binomial: {
@@ -115,7 +118,7 @@ Steps scan_steps(MessageAlgorithm a, long long Q, double m) {
     case MessageAlgorithm::linear: return {{m, m, 1, false, Q - 1, true}};  // a chain
     case MessageAlgorithm::recursive_doubling: {
       Steps s;  // the hypercube: partial and prefix both fold what arrives
-      for (long long d = 1; d < Q; d *= 2) s.push_back({m, 2 * m, d, true, 1, false});
+      for (long long d = 1; d < Q; d *= 2) s.push_back({m, 2 * m, d, true, 1, false, true});
       return s;
     }
     case MessageAlgorithm::binomial: return append(binomial_tree(Q, m, m), binomial_tree(Q, m, m));
@@ -171,6 +174,11 @@ MessagePrice price_steps(const std::vector<MessageStep>& steps, long long R,
   };
   const double latency_inter = prices.message_seconds(kSmallestMessageBytes, true);
   const double latency_intra = prices.message_seconds(kSmallestMessageBytes, false);
+  // A step both ways: the probe's exchange where it has one.
+  auto step_latency = [&](const MessageStep& s, bool between) {
+    const double exchange = s.both_ways ? prices.exchange_seconds(between) : 0;
+    return exchange > 0 ? exchange : between ? latency_inter : latency_intra;
+  };
   for (const MessageStep& s : steps) {
     const auto n = static_cast<double>(s.repeat);
     double latency = 0, transfer = 0;
@@ -188,7 +196,7 @@ MessagePrice price_steps(const std::vector<MessageStep>& steps, long long R,
           R - k > 0 ? std::max(beyond_latency(s.bytes, false),
                                s.bytes * 2.0 * static_cast<double>(R - k) / node_copy)
                     : 0;
-      latency = n * (k > 0 ? latency_inter : latency_intra);
+      latency = n * step_latency(s, k > 0);
       transfer = n * std::max(over_link, in_memory);
     }
     p.latency += latency;

@@ -29,6 +29,9 @@ struct MessageStep {
   bool xor_partner = false;  // partner = rank XOR distance; else rank + distance
   long long repeat = 1;
   bool one_flow = false;  // only one participant sends (linear gather / scatter)
+  // Every participant sends and receives in the step (recursive doubling,
+  // a hypercube, a ring): priced as the probe's exchange where it has one.
+  bool both_ways = false;
 };
 
 // The flat algorithms compared against (and hreduce's own, by the same name).

@@ -112,11 +112,15 @@ struct MpiPair {
   double latency_seconds = 0;        // half the round trip of an 8-byte message
   double bytes_per_second = 0;       // one way, from a ping-pong of large messages
   std::vector<MessageTime> by_size;  // smallest first; empty in version 1
+  // One exchange of 8 bytes, both ranks sending and receiving at once (a
+  // step of recursive doubling or of a ring); 0 where not measured.
+  double exchange_seconds = 0;
 };
 struct MpiLink {
   int pairs = 0;
   double latency_seconds = 0, bytes_per_second = 0;  // medians over the pairs
   std::vector<MessageTime> by_size;                  // the median per size
+  double exchange_seconds = 0;                       // the median; 0: not measured
 };
 struct MpiPointToPoint {
   int processes = 0, nodes = 0;

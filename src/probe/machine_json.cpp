@@ -242,13 +242,21 @@ Json link_json(const std::optional<MpiLink>& link) {
   return Object{{"pairs", link->pairs},
                 {"latency_seconds", link->latency_seconds},
                 {"bytes_per_second", link->bytes_per_second},
-                {"one_way_by_size", curve_json(link->by_size)}};
+                {"one_way_by_size", curve_json(link->by_size)},
+                {"exchange_seconds", link->exchange_seconds}};
+}
+
+// Absent before exchanges were measured: 0.
+double exchange_from(const Json& j, const std::string& w) {
+  const Json* e = j.find("exchange_seconds");
+  return e == nullptr ? 0 : e->as_number(w + ".exchange_seconds");
 }
 
 std::optional<MpiLink> link_from(const Json* j, const std::string& w) {
   if (j == nullptr) return std::nullopt;
   return MpiLink{j->at("pairs", w).as_int(w), j->at("latency_seconds", w).as_number(w),
-                 j->at("bytes_per_second", w).as_number(w), curve_from(*j, w)};
+                 j->at("bytes_per_second", w).as_number(w), curve_from(*j, w),
+                 exchange_from(*j, w)};
 }
 
 Json mpi_json(const std::optional<MpiPointToPoint>& mpi) {
@@ -260,7 +268,8 @@ Json mpi_json(const std::optional<MpiPointToPoint>& mpi) {
                               {"same_node", p.same_node},
                               {"latency_seconds", p.latency_seconds},
                               {"bytes_per_second", p.bytes_per_second},
-                              {"one_way_by_size", curve_json(p.by_size)}});
+                              {"one_way_by_size", curve_json(p.by_size)},
+                              {"exchange_seconds", p.exchange_seconds}});
   }
   return Object{{"processes", mpi->processes},
                 {"nodes", mpi->nodes},
@@ -290,7 +299,8 @@ std::optional<MpiPointToPoint> mpi_from(const Json* j) {
     const std::string pw = w + ".pairs[]";
     m.pairs.push_back({p.at("a", pw).as_int(pw), p.at("b", pw).as_int(pw),
                        p.at("same_node", pw).as_bool(pw), p.at("latency_seconds", pw).as_number(pw),
-                       p.at("bytes_per_second", pw).as_number(pw), curve_from(p, pw)});
+                       p.at("bytes_per_second", pw).as_number(pw), curve_from(p, pw),
+                       exchange_from(p, pw)});
   }
   return m;
 }

@@ -72,6 +72,17 @@ double channel_round_trip(MpiChannel& channel, int me, int a, int b, std::vector
   return seconds_per_trip(trip, trips);
 }
 
+// Seconds per exchange of 8 bytes through the runtime's channel, both
+// ranks sending and receiving at once: the step of recursive doubling, a
+// hypercube or a ring, which costs more than half a round trip (each rank
+// handles both messages).
+double channel_exchange(MpiChannel& channel, int me, int a, int b, int trips) {
+  const int peer = me == a ? b : a;
+  char out[8] = {}, in[8] = {};
+  auto exchange = [&] { channel.sendrecv(peer, out, sizeof out, peer, in, sizeof in, kTag); };
+  return seconds_per_trip(exchange, trips);
+}
+
 // One way per size, seen from `me`; trips shrink with the size so that each
 // size takes about the same time.
 std::vector<MessageTime> message_curve(MpiChannel& channel, int me, int a, int b, bool quick) {
@@ -113,14 +124,16 @@ std::vector<int> node_of_ranks(MPI_Comm comm, int size, int k) {
 }
 
 std::optional<MpiLink> summarise(const std::vector<MpiPair>& pairs, bool same_node) {
-  std::vector<double> latency, bandwidth;
+  std::vector<double> latency, bandwidth, exchange;
   for (const MpiPair& p : pairs) {
     if (p.same_node != same_node) continue;
     latency.push_back(p.latency_seconds);
     bandwidth.push_back(p.bytes_per_second);
+    exchange.push_back(p.exchange_seconds);
   }
   if (latency.empty()) return std::nullopt;
-  MpiLink link{static_cast<int>(latency.size()), median(latency), median(bandwidth), {}};
+  MpiLink link{
+      static_cast<int>(latency.size()), median(latency), median(bandwidth), {}, median(exchange)};
   for (std::size_t i = 0; i < std::size(kCurveBytes); ++i) {
     std::vector<double> times;
     for (const MpiPair& p : pairs) {
@@ -162,16 +175,17 @@ MpiPointToPoint mpi_point_to_point(MPI_Comm comm, bool quick,
   for (const auto& [a, b] : pairs) {
     if (rank == 0) progress("MPI ranks " + std::to_string(a) + " <-> " + std::to_string(b));
     constexpr int kCurve = static_cast<int>(std::size(kCurveBytes));
-    double figures[2 + kCurve] = {};
+    double figures[3 + kCurve] = {};  // latency, bandwidth, the curve, an exchange
     if (rank == a || rank == b) {
       figures[0] = ping_pong(comm, rank, a, b, buffer, 8, quick ? 100 : 1000) / 2;
       figures[1] = large / (ping_pong(comm, rank, a, b, buffer, large, quick ? 4 : 20) / 2);
       const std::vector<MessageTime> curve = message_curve(channel, rank, a, b, quick);
       for (int i = 0; i < kCurve; ++i) figures[2 + i] = curve[i].one_way_seconds;
+      figures[2 + kCurve] = channel_exchange(channel, rank, a, b, quick ? 100 : 1000);
     }
-    if (a != 0 && rank == a) MPI_Send(figures, 2 + kCurve, MPI_DOUBLE, 0, kTag, comm);
+    if (a != 0 && rank == a) MPI_Send(figures, 3 + kCurve, MPI_DOUBLE, 0, kTag, comm);
     if (a != 0 && rank == 0) {
-      MPI_Recv(figures, 2 + kCurve, MPI_DOUBLE, a, kTag, comm, MPI_STATUS_IGNORE);
+      MPI_Recv(figures, 3 + kCurve, MPI_DOUBLE, a, kTag, comm, MPI_STATUS_IGNORE);
     }
     const bool same = out.node_of_rank[static_cast<std::size_t>(a)] ==
                       out.node_of_rank[static_cast<std::size_t>(b)];
@@ -179,7 +193,8 @@ MpiPointToPoint mpi_point_to_point(MPI_Comm comm, bool quick,
     for (int i = 0; i < kCurve; ++i) {
       by_size.push_back({static_cast<std::uint64_t>(kCurveBytes[i]), figures[2 + i]});
     }
-    out.pairs.push_back({a, b, same, figures[0], figures[1], std::move(by_size)});
+    out.pairs.push_back(
+        {a, b, same, figures[0], figures[1], std::move(by_size), figures[2 + kCurve]});
     MPI_Barrier(comm);
   }
   out.intra_node = summarise(out.pairs, true);

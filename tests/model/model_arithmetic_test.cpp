@@ -102,6 +102,26 @@ TEST_CASE("recursive doubling on 6: a fold in, two exchanges, an unfold", "[mode
   CHECK(md::message_steps(md::MessageAlgorithm::rabenseifner, "scan", 8, 64).empty());
 }
 
+TEST_CASE("steps both ways cost the probe's exchange; one-way steps its latency", "[model]") {
+  pr::MachineDescription d = toy_machine();
+  constexpr double kExchange = 3.5e-6;  // more than kLatency: each side handles two messages
+  d.mpi->inter_node->exchange_seconds = kExchange;
+  const md::MachinePrices prices(d);
+  CHECK(prices.exchange_seconds(true) == kExchange);
+  CHECK(prices.exchange_seconds(false) == 0);  // no link within a node: not measured
+  // Recursive doubling on 6: a fold in and an unfold one way, two exchanges.
+  const auto doubling =
+      md::message_steps(md::MessageAlgorithm::recursive_doubling, "allreduce", 6, 64);
+  CHECK(md::price_steps(doubling, 1, prices, kFoldCached).latency ==
+        Approx(2 * kLatency + 2 * kExchange));
+  // A ring: 2(Q-1) steps, each both ways.
+  const auto ring = md::message_steps(md::MessageAlgorithm::ring, "allreduce", 4, 1 << 20);
+  CHECK(md::price_steps(ring, 1, prices, kFoldCached).latency == Approx(6 * kExchange));
+  // A binomial tree sends one way per step: the latency, as before.
+  const auto tree = md::message_steps(md::MessageAlgorithm::binomial, "reduce", 8, 64);
+  CHECK(md::price_steps(tree, 1, prices, kFoldCached).latency == Approx(3 * kLatency));
+}
+
 TEST_CASE("on a node, links are shared by the ranks whose partner is elsewhere", "[model]") {
   const md::MachinePrices prices(toy_machine());
   const double m = 1 << 20;
