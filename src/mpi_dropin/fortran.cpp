@@ -12,48 +12,25 @@
 #include <mpi-ext.h>
 #endif
 
+#include "src/mpi_dropin/fortran_sentinels.hpp"
 #include "src/mpi_dropin/requests.hpp"
 #include "src/mpi_dropin/serve.hpp"
 #include "src/mpi_dropin/teams.hpp"
 
 static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as int arrays");
 
-extern "C" {
-// Weak: a mangling this Open MPI does not define is simply null.
-extern int mpi_fortran_in_place __attribute__((weak));
-extern int mpi_fortran_in_place_ __attribute__((weak));
-extern int mpi_fortran_in_place__ __attribute__((weak));
-extern int MPI_FORTRAN_IN_PLACE __attribute__((weak));
-extern int mpi_fortran_bottom __attribute__((weak));
-extern int mpi_fortran_bottom_ __attribute__((weak));
-extern int mpi_fortran_bottom__ __attribute__((weak));
-extern int MPI_FORTRAN_BOTTOM __attribute__((weak));
-}
-
 namespace hreduce::detail::mpi_dropin {
 namespace {
 
-bool is_one_of(const void* p, const void* a, const void* b, const void* c, const void* d) {
-  return p != nullptr && (p == a || p == b || p == c || p == d);
-}
+using fortran::set;
 
 // A Fortran buffer argument as C sees it.
 const void* c_send(const void* buffer) {
-  if (is_one_of(buffer, &mpi_fortran_in_place, &mpi_fortran_in_place_, &mpi_fortran_in_place__,
-                &MPI_FORTRAN_IN_PLACE)) {
-    return MPI_IN_PLACE;
-  }
-  if (is_one_of(buffer, &mpi_fortran_bottom, &mpi_fortran_bottom_, &mpi_fortran_bottom__,
-                &MPI_FORTRAN_BOTTOM)) {
-    return MPI_BOTTOM;
-  }
+  if (fortran::is_in_place(buffer)) return MPI_IN_PLACE;
+  if (fortran::is_bottom(buffer)) return MPI_BOTTOM;
   return buffer;
 }
 void* c_recv(void* buffer) { return const_cast<void*>(c_send(buffer)); }
-
-void set(MPI_Fint* ierror, int rc) {
-  if (ierror != nullptr) *ierror = static_cast<MPI_Fint>(rc);
-}
 
 // The C entry's shared path, with the Fortran handles and buffers made C's.
 void count_call(const char* name, CollectiveKind kind, CountCall pmpi, const void* s, void* r,

@@ -10,42 +10,13 @@
 
 #include <vector>
 
+#include "src/mpi_dropin/fortran_sentinels.hpp"
 #include "src/mpi_dropin/requests.hpp"
-
-extern "C" {
-// Weak: a mangling this Open MPI does not define is simply null.
-extern int mpi_fortran_status_ignore __attribute__((weak));
-extern int mpi_fortran_status_ignore_ __attribute__((weak));
-extern int mpi_fortran_status_ignore__ __attribute__((weak));
-extern int MPI_FORTRAN_STATUS_IGNORE __attribute__((weak));
-extern int mpi_fortran_statuses_ignore __attribute__((weak));
-extern int mpi_fortran_statuses_ignore_ __attribute__((weak));
-extern int mpi_fortran_statuses_ignore__ __attribute__((weak));
-extern int MPI_FORTRAN_STATUSES_IGNORE __attribute__((weak));
-}
 
 namespace hreduce::detail::mpi_dropin::fortran {
 namespace {
 
 constexpr int kStatusSize = sizeof(MPI_Status) / sizeof(int);  // Fortran's MPI_STATUS_SIZE
-
-bool is_one_of(const void* p, const void* a, const void* b, const void* c, const void* d) {
-  return p != nullptr && (p == a || p == b || p == c || p == d);
-}
-
-bool ignores_status(const MPI_Fint* status) {
-  return is_one_of(status, &mpi_fortran_status_ignore, &mpi_fortran_status_ignore_,
-                   &mpi_fortran_status_ignore__, &MPI_FORTRAN_STATUS_IGNORE);
-}
-
-bool ignores_statuses(const MPI_Fint* statuses) {
-  return is_one_of(statuses, &mpi_fortran_statuses_ignore, &mpi_fortran_statuses_ignore_,
-                   &mpi_fortran_statuses_ignore__, &MPI_FORTRAN_STATUSES_IGNORE);
-}
-
-void set(MPI_Fint* ierror, int rc) {
-  if (ierror != nullptr) *ierror = static_cast<MPI_Fint>(rc);
-}
 
 // One status: C's, written back to Fortran's unless ignored.
 struct Status {
