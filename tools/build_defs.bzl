@@ -39,5 +39,5 @@ LTO_LINKOPTS = [
 
 # Everything else links the machine code: GCC's linker plugin would
 # otherwise optimize every test's link from the intermediate code, a minute
-# each here. Every other cc_binary and cc_test says "-fno-lto" itself.
+# each here. Every other cc_binary and cc_test links with these.
 NO_LTO_LINKOPTS = ["-fno-lto"]
