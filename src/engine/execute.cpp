@@ -158,7 +158,7 @@ void CallContext::throw_if_failed() const {
 
 void execute(MemberState& me, const CallArgs& args) {
   LevelScope scope(CallLevel::inside_process);
-  const Call call(args);
+  const Call& call = args;
   if (call.options->reproducibility == Reproducibility::exact && exact_sum_applies(call.op))
       [[unlikely]] {
     execute_exact_sum(me, call);

@@ -20,17 +20,10 @@ inline bool is_internal(CollectiveKind kind) {
   return kind == kCopyFromRoot || kind == kCombineFromRoot;
 }
 
-struct ProcessStep;
-
 // A call as the engine runs it: the user's arguments, and what only the
-// steps of a team spanning processes add, behind a pointer so that a
-// user's call stays small (null there).
-struct Call : CallArgs {
-  Call() = default;
-  using CallArgs::CallArgs;
-  Call(const CallArgs& args) : CallArgs(args) {}  // implicit on purpose: a user's call
-  const ProcessStep* step = nullptr;
-};
+// steps of a team spanning processes add, behind a pointer (`step`) so that
+// a user's call stays small (null there).
+using Call = CallArgs;
 
 // The parts of a call that only the steps of a team spanning processes set.
 struct ProcessStep {

@@ -116,8 +116,15 @@ concept OutputRangeOf =
     InOutRange<R> && std::same_as<std::ranges::range_value_t<std::remove_reference_t<R>>,
                                   std::ranges::range_value_t<std::remove_reference_t<In>>>;
 
+// What the steps of a team spanning processes add to a call
+// (src/engine/process_step.hpp).
+struct ProcessStep;
+
 // A user's call, as the templates of team.hpp hand it to the compiled
-// engine (which wraps it in its own Call).
+// engine, which runs it as it is (its Call is this type): a copy on entry
+// had to wait for the caller's fresh stores to reach the cache, as wide
+// loads over several narrow stores cannot take their values from the store
+// buffer (a third of a one-member call's time).
 struct CallArgs {
   CallArgs() = default;
   // Every field in one go: aggregate initialization would first zero the
@@ -126,7 +133,7 @@ struct CallArgs {
            const std::size_t* counts, std::size_t in_size, std::size_t out_size, int root,
            const ErasedOp& op, const CollectiveOptions& options)
       : kind(kind), in(in), out(out), count(count), counts(counts), in_size(in_size),
-        out_size(out_size), root(root), op(op), options(&options) {}
+        out_size(out_size), root(root), op(op), options(&options), step(nullptr) {}
 
   CollectiveKind kind = CollectiveKind::barrier;
   const void* in = nullptr;
@@ -144,6 +151,8 @@ struct CallArgs {
   // The caller's options, alive for the call: pointing at them saves a copy
   // on every call.
   const CollectiveOptions* options = &kDefaultCollectiveOptions;
+  // Set only by the steps of a team spanning processes; null in a user's call.
+  const ProcessStep* step = nullptr;
 };
 
 }  // namespace hreduce::detail

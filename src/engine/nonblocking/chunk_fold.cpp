@@ -40,20 +40,20 @@ std::byte* scratch(int which, std::size_t bytes) {
 class ChunkView {
  public:
   ChunkView(const PendingSlot& slot, int members)
-      : calls_(slot.members.get()), members_(members), op_(calls_[0].call.op),
+      : calls_(slot.members.get()), members_(members), op_(calls_[0].call->op),
         es_(slot.plan.elem_size) {}
 
   const std::byte* in(int q, std::size_t at) const {
-    return static_cast<const std::byte*>(calls_[q].call.in) + at * es_;
+    return static_cast<const std::byte*>(calls_[q].call->in) + at * es_;
   }
   std::byte* out(int q, std::size_t at) const {
-    return static_cast<std::byte*>(calls_[q].call.out) + at * es_;
+    return static_cast<std::byte*>(calls_[q].call->out) + at * es_;
   }
   bool in_place(int q) const { return calls_[q].in_place; }
   int members() const { return members_; }
   const ErasedOp& op() const { return op_; }
   std::size_t bytes(std::size_t len) const { return len * es_; }
-  const Call& first() const { return calls_[0].call; }
+  const Call& first() const { return *calls_[0].call; }
 
   // to[0, len) = x_0 ∘ … ∘ x_{p-1} over [at, at + len). `to` may be x_0's or
   // x_1's own elements, or any buffer that is no member's input.

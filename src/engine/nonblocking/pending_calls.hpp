@@ -67,14 +67,19 @@ struct alignas(kControlAlign) PublishedCall {
   bool invalid = false;               // its own arguments failed (the failure is recorded)
   bool in_place = false;
   bool small = false;  // the input is in `payload`, and every member folds its own output
+  // The call, in the member's request: valid until the member's part is
+  // done, which for a large call is after every chunk (the readers of
+  // other members' calls), and for a failing one after the failure is
+  // recorded (agree). A pointer, not a copy: copying 100 bytes was a tenth
+  // of a persistent 8-byte call's time.
+  const Call* call = nullptr;
   alignas(16) std::byte payload[kSmallCallBytes];
-  alignas(64) Call call;
   // The member is done with call `done` of this slot: its output written,
   // the others' payloads read. The slot is reused once every member is.
   alignas(kControlAlign) std::atomic<std::uint64_t> done{0};
 };
-// (8 + 8 + 3 bytes, the payload at 32: the first line holds it all. Call
-// is not standard-layout, so offsetof cannot check it.)
+static_assert(offsetof(PublishedCall, payload) + kSmallCallBytes <= 64,
+              "what the others read of a small call fits the first line");
 
 // What the member that arrived last decided for the call.
 struct CallPlan {
@@ -103,9 +108,13 @@ class PendingCalls {
   ~PendingCalls();
 
   // Starts call `seq` of member `rank`'s with `call` (problem: its own
-  // argument error, empty when fine). Returns the call's number.
+  // argument error, empty when fine), which must stay where it is until
+  // the member's part of the call is done. Returns the call's number.
   std::uint64_t publish(int rank, const Call& call, std::uint64_t signature,
                         const std::string& problem);
+  // signature_of(describe(call)), computed once for a run of calls that
+  // describe alike (as the blocking calls do: execute.cpp).
+  std::uint64_t signature(int rank, const Call& call);
   // Whether member `rank`'s part of call `seq` is complete; does the
   // chunks it can claim first (or its own output, for a small call).
   bool test(std::uint64_t seq, int rank);
@@ -142,7 +151,10 @@ class PendingCalls {
   const int members_;
   std::unique_ptr<PendingSlot[]> slots_;
   struct alignas(kControlAlign) Issued {
-    std::uint64_t seq = 0;  // the member's latest call's number
+    std::uint64_t seq = 0;   // the member's latest call's number
+    bool described = false;  // `last` holds a call's description
+    Descriptor last;
+    std::uint64_t last_signature = 0;  // of `last`
   };
   std::unique_ptr<Issued[]> issued_;
   // Failures by call, each read once by every member (error paths only).

@@ -32,7 +32,7 @@ std::size_t block_start(const Call& call, int rank) {
 }  // namespace
 
 void fold_small(const PendingSlot& slot, int members, int rank) {
-  const Call& mine = slot.members[rank].call;
+  const Call& mine = *slot.members[rank].call;
   const std::size_t es = mine.op.elem_size;
   int ranks = members;  // inputs folded: x_0 … x_{ranks-1}
   std::size_t from = 0, n = mine.count;
