@@ -62,6 +62,15 @@ Failure run_lone_member_call(MemberState& me, NodeGroup& node, const LoneMemberC
       r.out_hi = call.receives ? call.count : 0;
       r.input_private = call.receives;
       break;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::reduce_scatter_block:
+      // As the general path's node_level_reduce_scatter, which does not
+      // run ahead.
+      r.out = call.out;
+      r.out_lo = call.out_lo;
+      r.out_hi = call.out_hi;
+      r.may_run_ahead = false;
+      break;
     default:
       r.prefix = call.prefix;
       r.inclusive = call.kind == CollectiveKind::scan;
@@ -133,6 +142,8 @@ bool LoneMemberPath::arguments_fine(CollectiveKind kind, const void* in, const v
       receives = root == rank_;
       break;
     case CollectiveKind::exscan: receives = rank_ > 0; break;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::reduce_scatter_block: break;  // an empty block still passes `out`
     default: return false;
   }
   if (bytes > 0 && (in == nullptr || (receives && out == nullptr))) return false;
@@ -142,13 +153,40 @@ bool LoneMemberPath::arguments_fine(CollectiveKind kind, const void* in, const v
   return !(receives && partially_overlap(in, out, bytes));
 }
 
+LoneMemberPath::Block LoneMemberPath::block_of(CollectiveKind kind, std::size_t count,
+                                               const std::size_t* counts) const {
+  Block b;
+  if (kind == CollectiveKind::reduce_scatter_block) {
+    b.whole = count * static_cast<std::size_t>(size_);
+    b.lo = count * static_cast<std::size_t>(rank_);
+    b.hi = b.lo + count;
+    return b;
+  }
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) b.lo = b.whole;
+    b.whole += counts[r];
+  }
+  b.hi = b.lo + counts[rank_];
+  return b;
+}
+
 bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::size_t count,
-                         int root, const ErasedOp& op) {
-  const std::size_t bytes = count * op.elem_size;
+                         int root, const ErasedOp& op, const std::size_t* counts) {
+  const bool scatters =
+      kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::reduce_scatter_block;
+  if (kind == CollectiveKind::reduce_scatter &&
+      (counts == nullptr || count != static_cast<std::size_t>(size_))) {
+    return false;
+  }
+  // The whole vector of a reduce_scatter(_block): one node reduction of
+  // which this process receives its block, as the general path's, without
+  // its local steps (most of a small call's time).
+  const Block block = scatters ? block_of(kind, count, counts) : Block{count, 0, count};
+  const std::size_t bytes = block.whole * op.elem_size;
   // A long allreduce may run pipelined where another process of the team
   // holds several members (HybridCall::pipelined): the general path decides.
-  if ((kind == CollectiveKind::allreduce && bytes > node_.inline_bytes(kind)) || op.may_throw ||
-      me_.team.broken.load(std::memory_order_relaxed)) {
+  if (((kind == CollectiveKind::allreduce || scatters) && bytes > node_.inline_bytes(kind)) ||
+      op.may_throw || me_.team.broken.load(std::memory_order_relaxed)) {
     return false;
   }
   LoneMemberCall call;
@@ -157,10 +195,18 @@ bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::si
   call.in = in;
   call.out = out;
   call.prefix = out;
-  call.count = call.announced_count = count;
+  call.count = block.whole;
+  call.announced_count = count;
+  call.out_lo = block.lo;
+  call.out_hi = block.hi;
   call.root = root;
   call.op = &op;
-  call.signature = signature(kind, count, root, op);
+  // reduce_scatter's counts are part of its signature, and may change
+  // from call to call: hashed each time.
+  call.signature = kind == CollectiveKind::reduce_scatter
+                       ? process_call_signature(kind, count, root, op, Reproducibility::run_to_run,
+                                                counts, size_)
+                       : signature(kind, count, root, op);
   const Failure failure = run_lone_member_call(me_, node_, call);
   if (failure || me_.team.broken.load(std::memory_order_relaxed)) [[unlikely]] {
     finish_lone_member_call(me_, kind, failure);

@@ -53,6 +53,9 @@ struct LoneMemberCall {
   const ErasedOp* op = nullptr;
   bool receives = false;   // reduce: this member is the root
   void* prefix = nullptr;  // scan, exscan: where the prefix goes
+  // reduce_scatter(_block): the elements of the whole vector (`count`) this
+  // process receives, [out_lo, out_hi), at `out`.
+  std::size_t out_lo = 0, out_hi = 0;
   std::uint64_t signature = 0;
   Failure failure;  // this member's own, announced instead of data
 };
@@ -76,12 +79,13 @@ class LoneMemberPath {
   static std::unique_ptr<LoneMemberPath> of(Member& member);
 
   // Runs a call of the team's default options if its op cannot throw, its
-  // arguments are fine and, for an allreduce, it is small (at most
-  // NodeGroup::inline_bytes()); else returns false, having done nothing:
-  // the call then takes the general path, which words what is wrong.
-  // Throws as the general path.
+  // arguments are fine and, for an allreduce or a reduce_scatter(_block),
+  // it is small (at most NodeGroup::inline_bytes() in all); else returns
+  // false, having done nothing: the call then takes the general path,
+  // which words what is wrong. Throws as the general path. `counts`:
+  // reduce_scatter's, in elements of `op`, `count` of them.
   bool run(CollectiveKind kind, const void* in, void* out, std::size_t count, int root,
-           const ErasedOp& op);
+           const ErasedOp& op, const std::size_t* counts = nullptr);
 
   LoneMemberPath(MemberState& me, NodeGroup& node);
   // The member's rank and the team's size.
@@ -95,6 +99,12 @@ class LoneMemberPath {
   // `receives`.
   bool arguments_fine(CollectiveKind kind, const void* in, const void* out, std::size_t bytes,
                       int root, bool& receives) const;
+  // A reduce_scatter(_block)'s whole vector and this member's block of it,
+  // as the general path's blocks (HybridCall::blocks).
+  struct Block {
+    std::size_t whole = 0, lo = 0, hi = 0;
+  };
+  Block block_of(CollectiveKind kind, std::size_t count, const std::size_t* counts) const;
 
   MemberState& me_;
   NodeGroup& node_;

@@ -176,9 +176,6 @@ int run_call(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
   void* out = a.recv;
   if (a.kind == CollectiveKind::reduce && rank != a.root) out = nullptr;
   std::size_t n = static_cast<std::size_t>(a.count) * per;
-  if (lone != nullptr && lone->run(a.kind, in, out, n, a.root, combiner.erased())) {
-    return MPI_SUCCESS;
-  }
   std::vector<std::size_t> counts;
   if (a.kind == CollectiveKind::reduce_scatter) {
     counts.resize(static_cast<std::size_t>(size));
@@ -186,6 +183,10 @@ int run_call(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
       counts[static_cast<std::size_t>(r)] = static_cast<std::size_t>(a.recvcounts[r]) * per;
     }
     n = counts.size();
+  }
+  if (lone != nullptr && lone->run(a.kind, in, out, n, a.root, combiner.erased(),
+                                   counts.empty() ? nullptr : counts.data())) {
+    return MPI_SUCCESS;
   }
   CallArgs call(a.kind, in, out, n, counts.empty() ? nullptr : counts.data(), SIZE_MAX, SIZE_MAX,
                 a.root, combiner.erased(), kDefaultCollectiveOptions);
