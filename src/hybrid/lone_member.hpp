@@ -3,7 +3,10 @@
 //
 // Processes that each hold one member of a team, on a single node: an
 // allreduce, reduce, scan or exscan is one node operation on the member's
-// own buffers, without the local steps around it (checking the arguments,
+// own buffers (and, from the drop-in, a reduce_scatter(_block) of the
+// node's inline size: one node reduction of the whole vector, of which
+// each process receives its block, as the general path's
+// node_level_reduce_scatter), without the local steps around it (checking the arguments,
 // handing the result and any failure to the process's members), which cost
 // a small call more than the node operation itself. Both the team's
 // general path (HybridCall::alone_on_one_node, node_level.cpp) and the MPI
@@ -44,7 +47,8 @@ NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::s
 
 // A lone member's call, as the node level takes it.
 struct LoneMemberCall {
-  CollectiveKind kind = CollectiveKind::allreduce;  // allreduce, reduce, scan or exscan
+  CollectiveKind kind =
+      CollectiveKind::allreduce;  // allreduce, reduce, scan, exscan, reduce_scatter(_block)
   const void* in = nullptr;
   void* out = nullptr;
   std::size_t count = 0;            // moved: none where the member failed already
