@@ -127,6 +127,8 @@ class SpareStates {
  public:
   ~SpareStates() {
     for (RequestState* state : spare_) delete state;
+    spare_.clear();
+    closed = true;
   }
   RequestState* take() {
     if (spare_.empty()) return new RequestState;
@@ -135,7 +137,9 @@ class SpareStates {
     return state;
   }
   void give_back(RequestState* state) {
-    if (spare_.size() >= kKept) {
+    // A request destroyed after this thread's spares (a thread-local
+    // request made earlier, destroyed later at the thread's exit).
+    if (closed || spare_.size() >= kKept) {
       delete state;
       return;
     }
@@ -145,8 +149,12 @@ class SpareStates {
 
  private:
   static constexpr std::size_t kKept = 16;
+  // Outside the object, which is gone by then: a store to a member in its
+  // own destructor may be dropped as dead.
+  static thread_local bool closed;
   std::vector<RequestState*> spare_;
 };
+thread_local bool SpareStates::closed = false;
 
 // Of external linkage, and so its type outside the file's anonymous
 // namespace: a thread-local local to one file made GNU ld 2.40 write a
