@@ -656,13 +656,75 @@ TEST_CASE("the lone-member path agrees with the general path and the oracle", "[
           !lone->run(detail::CollectiveKind::reduce, &x, &y, 1, P, erased),  // root
           !lone->run(detail::CollectiveKind::allreduce, nullptr, &y, 1, 0, erased),
           !lone->run(detail::CollectiveKind::scan, &x, nullptr, 1, 0, erased),
-          !lone->run(detail::CollectiveKind::reduce_scatter_block, &x, &y, 1, 0, erased),
+          !lone->run(detail::CollectiveKind::reduce_scatter, &x, &y, P, 0, erased),  // no counts
           // A user op may throw: the general path's status round.
           !lone->run(detail::CollectiveKind::allreduce, &x, &y, 1, 0, detail::erase_op<long>(user)),
       };
       for (bool no : said_no) refusals[m.rank()] += no;
     });
     for (int k = 0; k < P; ++k) CHECK(refusals[k] == 5);
+  }
+  check_usable(world);
+}
+
+TEST_CASE("the lone-member path's reduce_scatter agrees with the general path and the oracle",
+          "[hybrid][node]") {
+  // The drop-in's reduce_scatter(_block) of the node's inline size: one
+  // node reduction of the whole vector, each process receiving its block.
+  // Processes alternate between it and the general path within one call,
+  // with uneven counts, an empty block, and in place.
+  const int P = GENERATE(2, 3);
+  World world(std::vector<int>(static_cast<std::size_t>(P), 1));
+  const detail::ErasedOp erased = detail::erase_op<long>(op::sum);
+  std::vector<std::string> failures(static_cast<std::size_t>(P));
+  std::vector<int> served(static_cast<std::size_t>(P), 0);
+  world.run([&](Member& m) {
+    const int k = m.rank();
+    auto lone = detail::LoneMemberPath::of(m);
+    int call = 0;
+    for (const bool blocks : {true, false}) {
+      for (const std::size_t per : {0, 1, 7, 100}) {
+        for (const bool in_place : {false, true}) {
+          ++call;
+          std::vector<std::size_t> counts(static_cast<std::size_t>(P));
+          std::size_t whole = 0, lo = 0;
+          for (int q = 0; q < P; ++q) {
+            counts[q] = blocks ? per : (q == 1 ? 0 : per + static_cast<std::size_t>(q));
+            if (q == k) lo = whole;
+            whole += counts[q];
+          }
+          std::vector<long> in(whole), out(whole + 1, -1);
+          for (std::size_t i = 0; i < whole; ++i) in[i] = lone_input(k, i);
+          if (in_place) std::copy(in.begin(), in.end(), out.begin());
+          const long* from = in_place ? out.data() : in.data();
+          bool done = false;
+          if ((call + k) % 2 == 0) {
+            done = blocks ? lone->run(detail::CollectiveKind::reduce_scatter_block, from,
+                                      out.data(), per, 0, erased)
+                          : lone->run(detail::CollectiveKind::reduce_scatter, from, out.data(),
+                                      counts.size(), 0, erased, counts.data());
+            served[k] += done;
+          }
+          if (!done && blocks) m.reduce_scatter_block(from, out.data(), per, op::sum);
+          if (!done && !blocks) m.reduce_scatter(from, out.data(), counts, op::sum);
+          for (std::size_t i = 0; i < counts[k] && failures[k].empty(); ++i) {
+            long expected = 0;
+            for (int q = 0; q < P; ++q) expected += lone_input(q, lo + i);
+            if (out[i] != expected) {
+              failures[k] = std::string(blocks ? "reduce_scatter_block" : "reduce_scatter") +
+                            ", per " + std::to_string(per) + (in_place ? ", in place" : "") +
+                            ": element " + std::to_string(i) + " is " + std::to_string(out[i]) +
+                            ", not " + std::to_string(expected);
+            }
+          }
+        }
+      }
+    }
+  });
+  for (int k = 0; k < P; ++k) {
+    INFO("process " << k);
+    CHECK(failures[k] == "");
+    CHECK(served[k] > 0);
   }
   check_usable(world);
 }
