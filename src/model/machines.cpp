@@ -84,8 +84,8 @@ probe::MachineDescription describe_builtin(const BuiltinMachine& b, const Figure
   d.cross_process.vm_readv_seconds_per_kib = f.vm_readv_per_kib;
   d.cross_process.futex_wake_median_seconds = d.cross_process.futex_wake_p90_seconds = f.futex_wake;
   probe::MpiPointToPoint mpi;
-  mpi.intra_node = probe::MpiLink{0, f.mpi_intra_latency, f.mpi_intra_rate, {}};
-  mpi.inter_node = probe::MpiLink{0, f.mpi_inter_latency, f.mpi_inter_rate, {}};
+  mpi.intra_node = probe::MpiLink{0, f.mpi_intra_latency, f.mpi_intra_rate, {}, 0, {}};
+  mpi.inter_node = probe::MpiLink{0, f.mpi_inter_latency, f.mpi_inter_rate, {}, 0, {}};
   d.mpi = mpi;
   return d;
 }

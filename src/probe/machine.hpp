@@ -115,12 +115,15 @@ struct MpiPair {
   // One exchange of 8 bytes, both ranks sending and receiving at once (a
   // step of recursive doubling or of a ring); 0 where not measured.
   double exchange_seconds = 0;
+  // An exchange per size (the sizes of by_size); empty where not measured.
+  std::vector<DataTransfer> exchange_by_size;
 };
 struct MpiLink {
   int pairs = 0;
   double latency_seconds = 0, bytes_per_second = 0;  // medians over the pairs
   std::vector<MessageTime> by_size;                  // the median per size
   double exchange_seconds = 0;                       // the median; 0: not measured
+  std::vector<DataTransfer> exchange_by_size;        // the median per size
 };
 struct MpiPointToPoint {
   int processes = 0, nodes = 0;

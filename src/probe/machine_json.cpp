@@ -79,6 +79,29 @@ MachineTopology topology_from(const Json& j) {
   return t;
 }
 
+// {bytes, seconds} by size (data between cores, MPI exchanges); absent in
+// files written before the curve was measured: empty.
+Json transfers_json(const std::vector<DataTransfer>& curve) {
+  Array out;
+  for (const DataTransfer& t : curve) {
+    out.emplace_back(Object{{"bytes", t.bytes}, {"seconds", t.seconds}});
+  }
+  return out;
+}
+
+std::vector<DataTransfer> transfers_from(const Json& j, const std::string& key,
+                                         const std::string& w) {
+  std::vector<DataTransfer> curve;
+  const Json* by_size = j.find(key);
+  if (by_size == nullptr) return curve;
+  const std::string tw = w + "." + key + "[]";
+  for (const Json& t : by_size->as_array(tw)) {
+    curve.push_back({static_cast<std::uint64_t>(t.at("bytes", tw).as_number(tw)),
+                     t.at("seconds", tw).as_number(tw)});
+  }
+  return curve;
+}
+
 Json core_to_core_json(const CoreToCore& c) {
   Array pairs, summary;
   for (const PairLatency& p : c.pairs) {
@@ -92,14 +115,10 @@ Json core_to_core_json(const CoreToCore& c) {
                                 {"pairs", s.pairs},
                                 {"median_round_trip_seconds", s.median_round_trip_seconds}});
   }
-  Array data;
-  for (const DataTransfer& d : c.data_by_size) {
-    data.emplace_back(Object{{"bytes", d.bytes}, {"seconds", d.seconds}});
-  }
   return Object{{"all_pairs", c.all_pairs},
                 {"by_relation", std::move(summary)},
                 {"pairs", std::move(pairs)},
-                {"data_by_size", std::move(data)}};
+                {"data_by_size", transfers_json(c.data_by_size)}};
 }
 
 Relation relation_from(const Json& j, const std::string& what) {
@@ -122,13 +141,7 @@ CoreToCore core_to_core_from(const Json& j) {
     c.by_relation.push_back({relation_from(s, sw), s.at("pairs", sw).as_int(sw),
                              s.at("median_round_trip_seconds", sw).as_number(sw)});
   }
-  if (const Json* data = j.find("data_by_size")) {
-    const std::string dw = w + ".data_by_size[]";
-    for (const Json& d : data->as_array(dw)) {
-      c.data_by_size.push_back({static_cast<std::uint64_t>(d.at("bytes", dw).as_number(dw)),
-                                d.at("seconds", dw).as_number(dw)});
-    }
-  }
+  c.data_by_size = transfers_from(j, "data_by_size", w);
   return c;
 }
 
@@ -243,7 +256,8 @@ Json link_json(const std::optional<MpiLink>& link) {
                 {"latency_seconds", link->latency_seconds},
                 {"bytes_per_second", link->bytes_per_second},
                 {"one_way_by_size", curve_json(link->by_size)},
-                {"exchange_seconds", link->exchange_seconds}};
+                {"exchange_seconds", link->exchange_seconds},
+                {"exchange_by_size", transfers_json(link->exchange_by_size)}};
 }
 
 // Absent before exchanges were measured: 0.
@@ -254,9 +268,12 @@ double exchange_from(const Json& j, const std::string& w) {
 
 std::optional<MpiLink> link_from(const Json* j, const std::string& w) {
   if (j == nullptr) return std::nullopt;
-  return MpiLink{j->at("pairs", w).as_int(w), j->at("latency_seconds", w).as_number(w),
-                 j->at("bytes_per_second", w).as_number(w), curve_from(*j, w),
-                 exchange_from(*j, w)};
+  return MpiLink{j->at("pairs", w).as_int(w),
+                 j->at("latency_seconds", w).as_number(w),
+                 j->at("bytes_per_second", w).as_number(w),
+                 curve_from(*j, w),
+                 exchange_from(*j, w),
+                 transfers_from(*j, "exchange_by_size", w)};
 }
 
 Json mpi_json(const std::optional<MpiPointToPoint>& mpi) {
@@ -269,7 +286,8 @@ Json mpi_json(const std::optional<MpiPointToPoint>& mpi) {
                               {"latency_seconds", p.latency_seconds},
                               {"bytes_per_second", p.bytes_per_second},
                               {"one_way_by_size", curve_json(p.by_size)},
-                              {"exchange_seconds", p.exchange_seconds}});
+                              {"exchange_seconds", p.exchange_seconds},
+                              {"exchange_by_size", transfers_json(p.exchange_by_size)}});
   }
   return Object{{"processes", mpi->processes},
                 {"nodes", mpi->nodes},
@@ -300,7 +318,7 @@ std::optional<MpiPointToPoint> mpi_from(const Json* j) {
     m.pairs.push_back({p.at("a", pw).as_int(pw), p.at("b", pw).as_int(pw),
                        p.at("same_node", pw).as_bool(pw), p.at("latency_seconds", pw).as_number(pw),
                        p.at("bytes_per_second", pw).as_number(pw), curve_from(p, pw),
-                       exchange_from(p, pw)});
+                       exchange_from(p, pw), transfers_from(p, "exchange_by_size", pw)});
   }
   return m;
 }

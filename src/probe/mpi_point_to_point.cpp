@@ -52,6 +52,7 @@ double ping_pong(MPI_Comm comm, int me, int a, int b, std::vector<char>& buffer,
 // steps of the MPI library (an eager message, a rendezvous), the large ones
 // the copies through memory that a bandwidth from one size hides.
 constexpr int kCurveBytes[] = {8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 2 << 20, 16 << 20};
+static_assert(kCurveBytes[0] == 8, "exchange_seconds is the exchange of 8 bytes");
 
 // Seconds per round trip of `bytes` through the runtime's own channel
 // (nonblocking posts, then polling that yields the core after a while): what
@@ -72,26 +73,53 @@ double channel_round_trip(MpiChannel& channel, int me, int a, int b, std::vector
   return seconds_per_trip(trip, trips);
 }
 
-// Seconds per exchange of 8 bytes through the runtime's channel, both
+// Seconds per exchange of `bytes` through the runtime's channel, both
 // ranks sending and receiving at once: the step of recursive doubling, a
 // hypercube or a ring, which costs more than half a round trip (each rank
-// handles both messages).
-double channel_exchange(MpiChannel& channel, int me, int a, int b, int trips) {
+// handles both messages, and on one machine both copies share its memory).
+// Each rank sends what it received the time before, as those algorithms
+// send what they just folded (and as a ping-pong does): on one machine the
+// payload's lines come from the other core's caches, not from a buffer
+// both cores hold unchanged.
+double channel_exchange(MpiChannel& channel, int me, int a, int b, std::vector<char>& one,
+                        std::vector<char>& other, int bytes, int trips) {
   const int peer = me == a ? b : a;
-  char out[8] = {}, in[8] = {};
-  auto exchange = [&] { channel.sendrecv(peer, out, sizeof out, peer, in, sizeof in, kTag); };
+  const auto size = static_cast<std::size_t>(bytes);
+  char* out = one.data();
+  char* in = other.data();
+  auto exchange = [&] {
+    channel.sendrecv(peer, out, size, peer, in, size, kTag);
+    std::swap(out, in);
+  };
   return seconds_per_trip(exchange, trips);
 }
 
-// One way per size, seen from `me`; trips shrink with the size so that each
-// size takes about the same time.
+// Trips per size, fewer for larger messages so that each size takes about
+// the same time.
+int trips_for(int bytes, bool quick) {
+  return std::clamp((quick ? 1 : 4) * (1 << 20) / bytes, 2, quick ? 100 : 400);
+}
+
+// One way per size, seen from `me`.
 std::vector<MessageTime> message_curve(MpiChannel& channel, int me, int a, int b, bool quick) {
   std::vector<char> buffer(static_cast<std::size_t>(kCurveBytes[std::size(kCurveBytes) - 1]), 1);
   std::vector<MessageTime> curve;
   for (int bytes : kCurveBytes) {
-    const int trips = std::clamp((quick ? 1 : 4) * (1 << 20) / bytes, 2, quick ? 100 : 400);
+    curve.push_back(
+        {static_cast<std::uint64_t>(bytes),
+         channel_round_trip(channel, me, a, b, buffer, bytes, trips_for(bytes, quick)) / 2});
+  }
+  return curve;
+}
+
+// An exchange per size, seen from `me`.
+std::vector<DataTransfer> exchange_curve(MpiChannel& channel, int me, int a, int b, bool quick) {
+  const auto largest = static_cast<std::size_t>(kCurveBytes[std::size(kCurveBytes) - 1]);
+  std::vector<char> out(largest, 1), in(largest, 0);
+  std::vector<DataTransfer> curve;
+  for (int bytes : kCurveBytes) {
     curve.push_back({static_cast<std::uint64_t>(bytes),
-                     channel_round_trip(channel, me, a, b, buffer, bytes, trips) / 2});
+                     channel_exchange(channel, me, a, b, out, in, bytes, trips_for(bytes, quick))});
   }
   return curve;
 }
@@ -132,8 +160,12 @@ std::optional<MpiLink> summarise(const std::vector<MpiPair>& pairs, bool same_no
     exchange.push_back(p.exchange_seconds);
   }
   if (latency.empty()) return std::nullopt;
-  MpiLink link{
-      static_cast<int>(latency.size()), median(latency), median(bandwidth), {}, median(exchange)};
+  MpiLink link{static_cast<int>(latency.size()),
+               median(latency),
+               median(bandwidth),
+               {},
+               median(exchange),
+               {}};
   for (std::size_t i = 0; i < std::size(kCurveBytes); ++i) {
     std::vector<double> times;
     for (const MpiPair& p : pairs) {
@@ -143,6 +175,16 @@ std::optional<MpiLink> summarise(const std::vector<MpiPair>& pairs, bool same_no
     }
     if (!times.empty()) {
       link.by_size.push_back({static_cast<std::uint64_t>(kCurveBytes[i]), median(times)});
+    }
+    std::vector<double> exchanges;
+    for (const MpiPair& p : pairs) {
+      if (p.same_node == same_node && i < p.exchange_by_size.size()) {
+        exchanges.push_back(p.exchange_by_size[i].seconds);
+      }
+    }
+    if (!exchanges.empty()) {
+      link.exchange_by_size.push_back(
+          {static_cast<std::uint64_t>(kCurveBytes[i]), median(exchanges)});
     }
   }
   return link;
@@ -175,26 +217,33 @@ MpiPointToPoint mpi_point_to_point(MPI_Comm comm, bool quick,
   for (const auto& [a, b] : pairs) {
     if (rank == 0) progress("MPI ranks " + std::to_string(a) + " <-> " + std::to_string(b));
     constexpr int kCurve = static_cast<int>(std::size(kCurveBytes));
-    double figures[3 + kCurve] = {};  // latency, bandwidth, the curve, an exchange
+    constexpr int kFigures = 2 + 2 * kCurve;  // latency, bandwidth, one way and exchange by size
+    double figures[kFigures] = {};
     if (rank == a || rank == b) {
       figures[0] = ping_pong(comm, rank, a, b, buffer, 8, quick ? 100 : 1000) / 2;
       figures[1] = large / (ping_pong(comm, rank, a, b, buffer, large, quick ? 4 : 20) / 2);
-      const std::vector<MessageTime> curve = message_curve(channel, rank, a, b, quick);
-      for (int i = 0; i < kCurve; ++i) figures[2 + i] = curve[i].one_way_seconds;
-      figures[2 + kCurve] = channel_exchange(channel, rank, a, b, quick ? 100 : 1000);
+      const std::vector<MessageTime> one_way = message_curve(channel, rank, a, b, quick);
+      const std::vector<DataTransfer> exchange = exchange_curve(channel, rank, a, b, quick);
+      for (int i = 0; i < kCurve; ++i) {
+        figures[2 + i] = one_way[i].one_way_seconds;
+        figures[2 + kCurve + i] = exchange[i].seconds;
+      }
     }
-    if (a != 0 && rank == a) MPI_Send(figures, 3 + kCurve, MPI_DOUBLE, 0, kTag, comm);
-    if (a != 0 && rank == 0) {
-      MPI_Recv(figures, 3 + kCurve, MPI_DOUBLE, a, kTag, comm, MPI_STATUS_IGNORE);
-    }
+    if (a != 0 && rank == a) MPI_Send(figures, kFigures, MPI_DOUBLE, 0, kTag, comm);
+    if (a != 0 && rank == 0)
+      MPI_Recv(figures, kFigures, MPI_DOUBLE, a, kTag, comm, MPI_STATUS_IGNORE);
     const bool same = out.node_of_rank[static_cast<std::size_t>(a)] ==
                       out.node_of_rank[static_cast<std::size_t>(b)];
     std::vector<MessageTime> by_size;
+    std::vector<DataTransfer> exchange_by_size;
     for (int i = 0; i < kCurve; ++i) {
-      by_size.push_back({static_cast<std::uint64_t>(kCurveBytes[i]), figures[2 + i]});
+      const auto bytes = static_cast<std::uint64_t>(kCurveBytes[i]);
+      by_size.push_back({bytes, figures[2 + i]});
+      exchange_by_size.push_back({bytes, figures[2 + kCurve + i]});
     }
-    out.pairs.push_back(
-        {a, b, same, figures[0], figures[1], std::move(by_size), figures[2 + kCurve]});
+    // kCurveBytes starts at 8: the exchange of 8 bytes is the curve's first.
+    out.pairs.push_back({a, b, same, figures[0], figures[1], std::move(by_size),
+                         figures[2 + kCurve], std::move(exchange_by_size)});
     MPI_Barrier(comm);
   }
   out.intra_node = summarise(out.pairs, true);

@@ -45,11 +45,13 @@ pr::MachineDescription sample(bool with_mpi) {
     mpi.large_message_bytes = 1 << 20;
     mpi.node_of_rank = {0, 0, 1};
     const std::vector<pr::MessageTime> curve = {{8, 1e-6}, {16 << 20, 4e-3}};
-    mpi.pairs = {{0, 1, true, 1e-6, 5e9, curve},
-                 {0, 2, false, 2e-6, 4e9, curve},
-                 {1, 2, false, 3e-6, 3e9, curve}};
-    mpi.intra_node = pr::MpiLink{1, 1e-6, 5e9, curve};
-    mpi.inter_node = pr::MpiLink{2, 2.5e-6, 3.5e9, {{8, 2.5e-6}, {16 << 20, 5e-3}}};
+    const std::vector<pr::DataTransfer> exchanges = {{8, 1.5e-6}, {16 << 20, 7.5e-3}};
+    mpi.pairs = {{0, 1, true, 1e-6, 5e9, curve, 1.5e-6, exchanges},
+                 {0, 2, false, 2e-6, 4e9, curve, 2.5e-6, exchanges},
+                 {1, 2, false, 3e-6, 3e9, curve, 3.5e-6, exchanges}};
+    mpi.intra_node = pr::MpiLink{1, 1e-6, 5e9, curve, 1.5e-6, exchanges};
+    mpi.inter_node = pr::MpiLink{
+        2, 2.5e-6, 3.5e9, {{8, 2.5e-6}, {16 << 20, 5e-3}}, 3e-6, {{8, 3e-6}, {16 << 20, 9e-3}}};
     m.mpi = mpi;
   }
   return m;
@@ -115,6 +117,16 @@ void check_equal(const pr::MachineDescription& a, const pr::MachineDescription& 
     for (std::size_t i = 0; i < x.size(); ++i) {
       CHECK(x[i].bytes == y[i].bytes);
       CHECK(x[i].one_way_seconds == y[i].one_way_seconds);
+    }
+  }
+  CHECK(a.mpi->pairs[2].exchange_seconds == b.mpi->pairs[2].exchange_seconds);
+  for (auto [x, y] :
+       {std::pair{a.mpi->inter_node->exchange_by_size, b.mpi->inter_node->exchange_by_size},
+        {a.mpi->pairs[1].exchange_by_size, b.mpi->pairs[1].exchange_by_size}}) {
+    REQUIRE(x.size() == y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      CHECK(x[i].bytes == y[i].bytes);
+      CHECK(x[i].seconds == y[i].seconds);
     }
   }
 }
