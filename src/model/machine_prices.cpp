@@ -52,6 +52,22 @@ double interpolate(const std::vector<Point>& points, double x, X x_of, Y y_of, b
   return y_of(points.back());
 }
 
+// Seconds for `bytes` on a {bytes, seconds} curve: linear between its
+// points, and past the last one its last step's cost per byte goes on
+// (messages and copies through memory grow with the size).
+double along(const std::vector<probe::DataTransfer>& curve, double bytes) {
+  const probe::DataTransfer& last = curve.back();
+  if (bytes > static_cast<double>(last.bytes) && curve.size() >= 2) {
+    const probe::DataTransfer& before = curve[curve.size() - 2];
+    const double per_byte =
+        (last.seconds - before.seconds) / static_cast<double>(last.bytes - before.bytes);
+    return last.seconds + (bytes - static_cast<double>(last.bytes)) * std::max(0.0, per_byte);
+  }
+  return interpolate(
+      curve, bytes, [](const probe::DataTransfer& d) { return d.bytes; },
+      [](const probe::DataTransfer& d) { return d.seconds; }, false);
+}
+
 }  // namespace
 
 MachinePrices::MachinePrices(probe::MachineDescription machine) : machine_(std::move(machine)) {
@@ -186,33 +202,34 @@ double MachinePrices::data_from_another_core_seconds(double bytes) const {
   std::vector<probe::DataTransfer> curve = machine_.core_to_core.data_by_size;
   if (curve.empty() || bytes <= 0) return 0;
   curve.insert(curve.begin(), probe::DataTransfer{0, 0});
-  const probe::DataTransfer& last = curve.back();
-  if (bytes > static_cast<double>(last.bytes)) {
-    const probe::DataTransfer& before = curve[curve.size() - 2];
-    const double per_byte =
-        (last.seconds - before.seconds) / static_cast<double>(last.bytes - before.bytes);
-    return last.seconds + (bytes - static_cast<double>(last.bytes)) * std::max(0.0, per_byte);
-  }
-  return interpolate(
-      curve, bytes, [](const probe::DataTransfer& d) { return d.bytes; },
-      [](const probe::DataTransfer& d) { return d.seconds; }, false);
+  return along(curve, bytes);
+}
+
+const probe::MpiLink* MachinePrices::mpi_link(bool between_nodes) const {
+  if (!machine_.mpi) return nullptr;
+  const std::optional<probe::MpiLink>& link =
+      between_nodes ? machine_.mpi->inter_node : machine_.mpi->intra_node;
+  return link ? &*link : nullptr;
 }
 
 double MachinePrices::exchange_seconds(bool between_nodes) const {
-  if (!machine_.mpi) return 0;
-  const std::optional<probe::MpiLink>& link =
-      between_nodes ? machine_.mpi->inter_node : machine_.mpi->intra_node;
+  const probe::MpiLink* link = mpi_link(between_nodes);
   return link ? link->exchange_seconds : 0;
 }
 
+double MachinePrices::exchange_by_size_seconds(double bytes, bool between_nodes) const {
+  const probe::MpiLink* link = mpi_link(between_nodes);
+  if (link == nullptr || link->exchange_by_size.empty()) return 0;
+  return along(link->exchange_by_size, bytes);
+}
+
 double MachinePrices::message_seconds(double bytes, bool between_nodes) const {
-  const std::optional<probe::MpiLink>* link = nullptr;
-  if (machine_.mpi) link = between_nodes ? &machine_.mpi->inter_node : &machine_.mpi->intra_node;
+  const probe::MpiLink* link = mpi_link(between_nodes);
   const double rate = between_nodes ? mpi_inter_rate() : mpi_intra_rate();
-  if (link == nullptr || !*link || (*link)->by_size.empty()) {
+  if (link == nullptr || link->by_size.empty()) {
     return (between_nodes ? mpi_inter_latency() : mpi_intra_latency()) + bytes / rate;
   }
-  const std::vector<probe::MessageTime>& curve = (*link)->by_size;
+  const std::vector<probe::MessageTime>& curve = link->by_size;
   const double last = static_cast<double>(curve.back().bytes);
   if (bytes > last && curve.size() >= 2) {
     // The last step of the curve goes on: its per-byte cost is that of

@@ -78,9 +78,13 @@ class MachinePrices {
   // One exchange of a small message, both sides sending at once (the
   // probe's `exchange_seconds`); 0 where the description has none.
   double exchange_seconds(bool between_nodes) const;
+  // An exchange of `bytes` each way (the probe's `exchange_by_size`); 0
+  // where the description has no such curve.
+  double exchange_by_size_seconds(double bytes, bool between_nodes) const;
 
  private:
   double matrix_rate(const probe::NumaMatrix& matrix, int from, int to) const;
+  const probe::MpiLink* mpi_link(bool between_nodes) const;  // nullptr: not measured
 
   probe::MachineDescription machine_;
 };

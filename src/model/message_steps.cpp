@@ -174,10 +174,16 @@ MessagePrice price_steps(const std::vector<MessageStep>& steps, long long R,
   };
   const double latency_inter = prices.message_seconds(kSmallestMessageBytes, true);
   const double latency_intra = prices.message_seconds(kSmallestMessageBytes, false);
-  // A step both ways: the probe's exchange where it has one.
+  // A step both ways: the probe's exchange where it has one, by size where
+  // it has that (both copies at once: on one machine they share its memory).
   auto step_latency = [&](const MessageStep& s, bool between) {
     const double exchange = s.both_ways ? prices.exchange_seconds(between) : 0;
     return exchange > 0 ? exchange : between ? latency_inter : latency_intra;
+  };
+  auto step_beyond_latency = [&](const MessageStep& s, bool between) {
+    const double smallest = prices.exchange_by_size_seconds(kSmallestMessageBytes, between);
+    if (!s.both_ways || smallest <= 0) return beyond_latency(s.bytes, between);
+    return std::max(0.0, prices.exchange_by_size_seconds(s.bytes, between) - smallest);
   };
   for (const MessageStep& s : steps) {
     const auto n = static_cast<double>(s.repeat);
@@ -190,10 +196,10 @@ MessagePrice price_steps(const std::vector<MessageStep>& steps, long long R,
     } else {
       const long long k = crossing(s, R);
       // k flows share the link: each message's time beyond latency, k times.
-      const double over_link = k > 0 ? static_cast<double>(k) * beyond_latency(s.bytes, true) : 0;
+      const double over_link = k > 0 ? static_cast<double>(k) * step_beyond_latency(s, true) : 0;
       // Shared-memory messages are copied in and out: two copies each.
       const double in_memory =
-          R - k > 0 ? std::max(beyond_latency(s.bytes, false),
+          R - k > 0 ? std::max(step_beyond_latency(s, false),
                                s.bytes * 2.0 * static_cast<double>(R - k) / node_copy)
                     : 0;
       latency = n * step_latency(s, k > 0);

@@ -10,6 +10,22 @@
 
 namespace hreduce::detail::model {
 
+namespace {
+
+// Bytes a call reads and writes, over all `members` of a node, m each: every
+// input but an exscan's last, and the outputs written (a reduce's one, a
+// reduce_scatter's blocks that add up to one vector, an exscan's first left
+// alone).
+double footprint_bytes(CollectiveKind kind, int members, double m) {
+  const bool exclusive = kind == CollectiveKind::exscan;
+  const double inputs = members - (exclusive ? 1 : 0);
+  double outputs = members - (exclusive ? 1 : 0);
+  if (kind == CollectiveKind::reduce || kind == CollectiveKind::reduce_scatter_block) outputs = 1;
+  return std::max(m, (inputs + outputs) * m);
+}
+
+}  // namespace
+
 NodeCall::NodeCall(const MachinePrices& prices, const Topology& node, const Layout& layout,
                    const CallCase& call, const ModelSettings& settings)
     : prices_(prices), node_(node), layout_(layout), call_(call), settings_(settings) {
@@ -24,15 +40,16 @@ NodeCall::NodeCall(const MachinePrices& prices, const Topology& node, const Layo
   pus_ = place(node, members, settings.placement).pu_of_member;
   last_.assign(static_cast<std::size_t>(members), -1);
   oversubscribed_ = members > node.count(hreduce::Level::core) && members > node.pu_count();
-  // Buffers are reused call after call (as in the bench): inputs and
-  // outputs of every member stay in the caches when they fit.
-  // With the probe's by-size curve, each member's own working set (its
-  // input and output) says which cache level serves it, as it did for the
-  // probe's one thread; without it, whether the whole node's data fit the
-  // last-level caches.
-  working_set_ = 2 * m_;
+  // Buffers are reused call after call (as in the bench): the inputs the
+  // call reads and the outputs it writes, of every member of the node, stay
+  // in the caches when they fit. With the probe's by-size curve, that
+  // footprint says which cache level serves the streams, as one thread's
+  // working set did for the probe: the last-level cache is shared, and a
+  // sliced member reads every input. Without the curve, whether the
+  // footprint fits the last-level caches.
+  working_set_ = footprint_bytes(kind_, members, m_);
   cached_ = prices.cached_rate(Stream::copy, working_set_) > 0 ||
-            2 * m_ * members <= static_cast<double>(prices.last_level_cache_bytes());
+            working_set_ <= static_cast<double>(prices.last_level_cache_bytes());
   for (int numa = 0; numa < prices.numa_nodes(); ++numa) {
     memory_.push_back(
         sim_.add_resource("memory bandwidth of NUMA node " + std::to_string(numa), 1.0));

@@ -85,7 +85,7 @@ class NodeCall {
   CollectiveKind kind_ = CollectiveKind::allreduce;
   double m_ = 0;            // bytes per member
   bool cached_ = false;     // the call's working set fits the caches
-  double working_set_ = 0;  // bytes each member touches call after call
+  double working_set_ = 0;  // bytes the node's members touch call after call
   bool oversubscribed_ = false;
   std::vector<int> pus_;     // PU of each member of the node
   std::vector<int> last_;    // each member's latest task (-1: none)

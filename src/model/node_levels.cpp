@@ -76,20 +76,28 @@ void NodeCall::node_inline(const std::vector<int>& leaders) {
 
 // Two processes read (and write) each other's memory with
 // process_vm_readv/writev in pieces of a chunk; the calls that touch one
-// process's memory queue there.
+// process's memory queue there. The runtime's own cut (single_copy_cut)
+// says how much of the vector each process computes, for whom.
 void NodeCall::node_single_copy(const std::vector<int>& leaders) {
   const CollectiveKind kind = node_kind(kind_, layout_.nodes);
+  const std::size_t es = element_bytes(call_.type);
+  const std::size_t count = call_.bytes_per_member / es;
+  // Who wants both inputs folded (node_single_copy.cpp's Wanted): an
+  // allreduce both processes, a reduce process 0, a scan process 1 (process
+  // 0's prefix is its own input, which it copies over, as the bench's
+  // buffers are apart), an exscan none (process 1 copies x_0). A
+  // reduce_scatter's processes each fold their own part.
+  int folders = 0, receiver = 0;
+  if (kind == CollectiveKind::allreduce) folders = 2;
+  if (kind == CollectiveKind::reduce) folders = 1, receiver = 0;
+  if (kind == CollectiveKind::scan) folders = 1, receiver = 1;
+  const bool scan = kind == CollectiveKind::scan;
+  const double cut =
+      kind == CollectiveKind::reduce_scatter_block
+          ? m_ / 2
+          : static_cast<double>(single_copy_cut(count, es, folders, receiver, scan) * es);
+  const double part[2] = {cut, m_ - cut};
   const double chunk = static_cast<double>(InterOptions{}.node_chunk_bytes);
-  double part[2] = {m_ / 2, m_ / 2};
-  bool writes_back = kind == CollectiveKind::allreduce;
-  if (kind == CollectiveKind::reduce || is_scan(kind)) {
-    // One receiver; from kNodeSplitFoldBytes the other folds 2/5 and writes it over.
-    const int receiver = kind == CollectiveKind::reduce ? 0 : 1;
-    const bool split = call_.bytes_per_member >= kNodeSplitFoldBytes;
-    part[receiver] = split ? m_ * 3 / 5 : m_;
-    part[1 - receiver] = split ? m_ - part[receiver] : 0;
-    writes_back = split;
-  }
   const double fixed = prices_.single_copy_seconds(0);
   const double rate = 1 / (prices_.single_copy_seconds(1024) - fixed) * 1024;
   int into[2];
@@ -109,12 +117,18 @@ void NodeCall::node_single_copy(const std::vector<int>& leaders) {
   };
   for (int q = 0; q < 2; ++q) {
     const int l = leaders[static_cast<std::size_t>(q)];
-    copy_calls(q, part[q], "process_vm_readv");
-    if (kind != CollectiveKind::exscan) {
-      stream(l, part[q], Stream::fold, prices_.numa_of_pu(member_pu(l)), Level::node_segment,
-             "fold (single copy)");
+    const int numa = prices_.numa_of_pu(member_pu(l));
+    if (scan && q == 0) stream(l, m_, Stream::copy, numa, Level::node_segment, "copy own prefix");
+    if (kind == CollectiveKind::exscan) {
+      // Process 1 reads x_0 into its prefix; process 0 writes it there.
+      copy_calls(q, part[q], q == 1 ? "process_vm_readv" : "process_vm_writev");
+      continue;
     }
-    if (writes_back) copy_calls(q, part[q], "process_vm_writev");
+    copy_calls(q, part[q], "process_vm_readv");
+    stream(l, part[q], Stream::fold, numa, Level::node_segment, "fold (single copy)");
+    // The other's result (or its own, where it is the other's receiver).
+    const bool other_wants = folders == 2 || (folders == 1 && q != receiver);
+    if (other_wants) copy_calls(q, part[q], "process_vm_writev");
   }
   synchronise(leaders, Level::waiting, "released");
 }

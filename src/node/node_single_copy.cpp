@@ -28,6 +28,7 @@
 #include "src/common/failure.hpp"
 #include "src/node/node_areas.hpp"
 #include "src/node/node_group.hpp"
+#include "src/node/node_way.hpp"
 #include "src/node/peer_memory.hpp"
 
 namespace hreduce::detail {
@@ -91,7 +92,7 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
   using Way = SingleCopyPlan::Way;
   // Called where node_way() chose the single copy (two processes, a long
   // enough vector, an op that cannot throw).
-  const std::size_t es = r.op->elem_size, bytes = r.count * es;
+  const std::size_t es = r.op->elem_size;
   const PeerAddresses* d[2] = {&slot(0).addresses, &slot(1).addresses};
   if (d[0]->total == 2 || d[1]->total == 2) return own_parts_plan(es);
   int folders = 0, receiver = 0;
@@ -101,27 +102,10 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
     const Wanted w = Wanted::of(*d[p], p, slot(p).inclusive != 0);
     if (w.any() && w.last == 1) ++folders, receiver = p;
   }
-  // Cuts on a cache line where the element size allows.
-  auto on_line = [&](std::size_t elements) { return std::min(r.count, whole_lines(elements, es)); };
-  const std::size_t half = on_line((r.count + 1) / 2);
-  // Copies only (an exscan), or two receivers (allreduce): each process
-  // does half.
-  if (folders != 1) return {Way::cut, half};
-  // One receiver: below kNodeSplitFoldBytes it does everything; above, it
-  // folds 3/5 and the other reads, folds and writes back 2/5, which evens
-  // their time when reading, folding and writing cost alike. A scan's
-  // process 0 also copies its own input to its prefix: then 4/5.
-  if (bytes < kNodeSplitFoldBytes) return {Way::cut, receiver == 0 ? r.count : 0};
   const int other = 1 - receiver;
-  const bool other_copies =
-      d[other]->prefix != 0 && slot(other).inclusive != 0 && d[other]->prefix != d[other]->input;
-  const std::size_t fifths = other_copies ? 4 : 3;
-  // The other makes two system calls to the receiver's one: a fixed cost
-  // that the receiver evens by taking kNodeSplitFoldExtraBytes more.
-  const std::size_t extra = kNodeSplitFoldExtraBytes / es;
-  const std::size_t receivers =
-      std::min(r.count, r.count / 5 * fifths + r.count % 5 * fifths / 5 + extra);
-  return {Way::cut, on_line(receiver == 0 ? receivers : r.count - receivers)};
+  const bool other_copies = folders == 1 && d[other]->prefix != 0 && slot(other).inclusive != 0 &&
+                            d[other]->prefix != d[other]->input;
+  return {Way::cut, single_copy_cut(r.count, es, folders, receiver, other_copies)};
 }
 
 Failure NodeGroup::reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "src/node/node_areas.hpp"
 #include "src/node/node_group.hpp"
 
 namespace hreduce::detail {
@@ -30,6 +31,29 @@ NodeWay node_way(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, 
     return NodeWay::single_copy;
   }
   return NodeWay::chunks;
+}
+
+std::size_t single_copy_cut(std::size_t count, std::size_t elem_size, int folders, int receiver,
+                            bool other_copies) {
+  // Cuts on a cache line where the element size allows.
+  auto on_line = [&](std::size_t elements) {
+    return std::min(count, whole_lines(elements, elem_size));
+  };
+  // Copies only (an exscan), or two receivers (allreduce): each process
+  // does half.
+  if (folders != 1) return on_line((count + 1) / 2);
+  // One receiver: below kNodeSplitFoldBytes it does everything; above, it
+  // folds 3/5 and the other reads, folds and writes back 2/5, which evens
+  // their time when reading, folding and writing cost alike. A scan's
+  // process 0 also copies its own input to its prefix: then 4/5.
+  if (count * elem_size < kNodeSplitFoldBytes) return receiver == 0 ? count : 0;
+  const std::size_t fifths = other_copies ? 4 : 3;
+  // The other makes two system calls to the receiver's one: a fixed cost
+  // that the receiver evens by taking kNodeSplitFoldExtraBytes more.
+  const std::size_t extra = kNodeSplitFoldExtraBytes / elem_size;
+  const std::size_t receivers =
+      std::min(count, count / 5 * fifths + count % 5 * fifths / 5 + extra);
+  return on_line(receiver == 0 ? receivers : count - receivers);
 }
 
 }  // namespace hreduce::detail

@@ -42,4 +42,13 @@ std::size_t node_inline_bytes(int processes, CollectiveKind kind);
 NodeWay node_way(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, bool may_throw,
                  const NodeShape& shape, bool total_and_prefix = false);
 
+// The single copy's cut between two processes (node_single_copy.cpp): of
+// `count` elements of `elem_size` bytes, process 0 computes [0, cut) and
+// process 1 the rest. `folders`: how many processes want both inputs folded
+// (allreduce 2, reduce and scan 1, an exscan's copy 0); `receiver`: which
+// one, where one; `other_copies`: the other process also copies
+// its own input to its scan prefix.
+std::size_t single_copy_cut(std::size_t count, std::size_t elem_size, int folders, int receiver,
+                            bool other_copies);
+
 }  // namespace hreduce::detail

@@ -40,7 +40,7 @@ pr::MachineDescription toy_machine() {
   d.cross_process.vm_readv_fixed_seconds = 1e-6;
   d.cross_process.vm_readv_seconds_per_kib = 1024 / 5e9;
   pr::MpiPointToPoint mpi;
-  mpi.inter_node = pr::MpiLink{1, kAlpha, kLink, {}};
+  mpi.inter_node = pr::MpiLink{1, kAlpha, kLink, {}, 0, {}};
   d.mpi = mpi;
   return d;
 }
@@ -120,6 +120,28 @@ TEST_CASE("steps both ways cost the probe's exchange; one-way steps its latency"
   // A binomial tree sends one way per step: the latency, as before.
   const auto tree = md::message_steps(md::MessageAlgorithm::binomial, "reduce", 8, 64);
   CHECK(md::price_steps(tree, 1, prices, kFoldCached).latency == Approx(3 * kLatency));
+}
+
+TEST_CASE("steps both ways grow by the probe's exchange curve where it has one", "[model]") {
+  pr::MachineDescription d = toy_machine();
+  // Exchanges cost more than one way and grow faster with size: both copies
+  // share one memory.
+  d.mpi->inter_node->exchange_seconds = 3e-6;
+  d.mpi->inter_node->exchange_by_size = {{8, 3e-6}, {1 << 20, 503e-6}};
+  const md::MachinePrices prices(d);
+  CHECK(prices.exchange_by_size_seconds(8, true) == Approx(3e-6));
+  CHECK(prices.exchange_by_size_seconds((1 << 19) + 4, true) == Approx(253e-6));
+  // Past the last size, its last step's cost per byte goes on.
+  CHECK(prices.exchange_by_size_seconds((2 << 20) - 8, true) == Approx(1003e-6));
+  CHECK(prices.exchange_by_size_seconds(64, false) == 0);  // within a node: not measured
+  // A ring on 4 with 4 MiB: 6 exchanges of 1 MiB, each 503 us, 3 of it latency.
+  const auto ring = md::message_steps(md::MessageAlgorithm::ring, "allreduce", 4, 4 << 20);
+  const md::MessagePrice p = md::price_steps(ring, 1, prices, kFoldCached);
+  CHECK(p.latency == Approx(6 * 3e-6));
+  CHECK(p.transfer == Approx(6 * 500e-6));
+  // One-way steps keep the one-way curve.
+  const auto tree = md::message_steps(md::MessageAlgorithm::binomial, "reduce", 2, 1 << 20);
+  CHECK(md::price_steps(tree, 1, prices, kFoldCached).transfer == Approx(beyond_latency(1 << 20)));
 }
 
 TEST_CASE("on a node, links are shared by the ranks whose partner is elsewhere", "[model]") {
@@ -225,6 +247,24 @@ TEST_CASE("a two-member exscan copies instead of folding", "[model]") {
   // Each member copies its half, both at once sharing the node's copy rate.
   const double expected = 2 * kOneWay + (m / 2) / (kNodeCopy / 2) + 2 * kOneWay;
   CHECK(p.seconds == Approx(expected));
+}
+
+TEST_CASE("the node level's single copy takes the runtime's cut", "[model]") {
+  // Two processes, 1 MiB of doubles, single copy (1 us per call + 5 GB/s on
+  // the toy machine). An exscan: process 1 reads half of x_0 into its
+  // prefix while process 0 writes the other half there, one call per 256
+  // KiB chunk each, no fold; each queues on the memory it reaches (process
+  // 0's, process 1's), so the two run side by side.
+  const double m = 1 << 20;
+  const md::Prediction exscan = predict({1, 2, 1}, {"exscan", 1 << 20, "double"});
+  CHECK_THAT(exscan.decisions, Catch::Contains("single copy"));
+  const double node = exscan.levels[static_cast<int>(md::Level::node_segment)];
+  CHECK(node == Approx(2 * 1e-6 + (m / 2) / 5e9));
+  // A reduce folds: process 1 reads, folds and writes back its 2/5 (less 4
+  // KiB), all through process 0's memory, while process 0 reads and folds
+  // the rest: longer than the exscan's halves.
+  const md::Prediction reduce = predict({1, 2, 1}, {"reduce", 1 << 20, "double"});
+  CHECK(reduce.levels[static_cast<int>(md::Level::node_segment)] > node);
 }
 
 TEST_CASE("announcements another core wrote cost the probe's data transfer", "[model]") {

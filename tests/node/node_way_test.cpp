@@ -37,6 +37,25 @@ TEST_CASE("the single copy: two processes, past the inline size, from 16 KiB") {
   CHECK(node_way(CollectiveKind::scan, 64, 8, false, two, true) == NodeWay::inline_announcement);
 }
 
+TEST_CASE("the single copy's cut: halves, or the receiver's share from 48 KiB") {
+  // Two folders (allreduce) or none (an exscan's copy): halves, on a line
+  // (8 doubles): 500 elements cut after 504.
+  CHECK(single_copy_cut(1000, 8, 2, 0, false) == 504);
+  CHECK(single_copy_cut(1000, 8, 0, 0, false) == 504);
+  // One receiver below 48 KiB (8000 B): it does everything.
+  CHECK(single_copy_cut(1000, 8, 1, 0, false) == 1000);
+  CHECK(single_copy_cut(1000, 8, 1, 1, false) == 0);
+  // 128 KiB: the receiver 3/5 plus 4 KiB (512 doubles): 9828 + 2 + 512 =
+  // 10342, on a line 10344.
+  CHECK(single_copy_cut(16384, 8, 1, 0, false) == 10344);
+  // A scan's receiver is process 1, and process 0 also copies its input to
+  // its prefix: the receiver 4/5, 13104 + 3 + 512 = 13619; process 0 the
+  // other 2765, on a line 2768.
+  CHECK(single_copy_cut(16384, 8, 1, 1, true) == 2768);
+  // An element that does not divide a line: no rounding.
+  CHECK(single_copy_cut(1001, 24, 2, 0, false) == 501);
+}
+
 TEST_CASE("an op that may throw takes the chunks, which carry the verdict") {
   const NodeShape two{2, 256 << 10, true};
   for (std::size_t bytes : {std::size_t{8}, std::size_t{16384}, std::size_t{1} << 20}) {
