@@ -43,6 +43,9 @@ constexpr const char* kPredictOptions = R"(predict options:
   --layouts L        with --validate: the layouts to measure, NxPxT comma-separated,
                      -zc after one for buffers in the node segment (default:
                      1x1x2,1x2x1,1x2x1-zc,2x1x1)
+  --repeats R        with --validate: measure every layout R times in turns (default 3,
+                     --quick 1); a case's measurement is the median of its runs, and
+                     the runs' spread is printed beside the model's error
   --measured FILE    with --validate: measure nothing; predict the measurements of an
                      earlier `predict --validate --json FILE` again, on --machine (a
                      probe file, e.g. the one that run wrote), and print the errors
@@ -145,7 +148,7 @@ int predict(const Args& args) {
 int predict_command(const std::vector<std::string>& argv) {
   const Args args("hreduce predict", argv, {"--validate", "--quick", "--zero-copy", "--explain"},
                   {"--machine", "--layout", "--placement", "--collectives", "--sizes", "--types",
-                   "--json", "--plot", "--layouts", "--measured"});
+                   "--json", "--plot", "--layouts", "--measured", "--repeats"});
   if (args.has("--validate") && args.has("--measured")) {
     const std::string machine_name = args.get("--machine").value_or("this");
     const md::MachinePrices prices(md::load_machine(
@@ -153,8 +156,10 @@ int predict_command(const std::vector<std::string>& argv) {
     return md::validate_measured(prices, *args.get("--measured"), args.get("--json"));
   }
   if (args.has("--validate")) {
-    return md::validate(request_from(args), args.has("--quick"), args.get("--json"),
-                        args.get("--layouts"));
+    const bool quick = args.has("--quick");
+    const int repeats = args.get_int("--repeats", quick ? 1 : 3, 1);
+    return md::validate(request_from(args), quick, args.get("--json"), args.get("--layouts"),
+                        repeats);
   }
   return predict(args);
 }

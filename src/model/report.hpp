@@ -15,7 +15,8 @@ struct PredictedRow {
   CallCase call;
   Prediction hreduce;
   std::vector<FlatPrediction> flat;
-  std::optional<double> measured_seconds;  // --validate only
+  std::optional<double> measured_seconds;  // --validate only: the median of the runs
+  std::vector<double> measured_runs;       // --validate: each run's median, in order
   bool oversubscribed = false;
   std::string layout;   // NODESxPROCSxTHREADS
   std::string variant;  // --validate: "zero copy", ...

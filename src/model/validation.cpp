@@ -61,11 +61,19 @@ std::string mpirun(int processes, int per_node) {
 
 // How `hreduce bench` measures a layout: threads alone in one process, else
 // a team over MPI_COMM_WORLD (double only), several nodes as virtual nodes.
+// The model prices calls back to back on buffers the caches keep; the
+// bench's idle time before each sample (there for other runtimes' spinning
+// threads, absent here) lets other tenants of a shared host evict them:
+// 16 MiB allreduce of two threads took 4.3 ms after it, 1.6–2.0 ms without.
 Measured measured(const Layout& layout, bool zero_copy) {
   if (layout.nodes == 1 && layout.processes == 1) {
-    return {layout, "",
-            "",     "--members " + std::to_string(layout.threads) + " --implementations hreduce",
-            false,  true};
+    return {
+        layout,
+        "",
+        "",
+        "--members " + std::to_string(layout.threads) + " --implementations hreduce --settle-us 0",
+        false,
+        true};
   }
   const int processes = layout.nodes * layout.processes;
   return {layout,
@@ -149,6 +157,7 @@ std::vector<PredictedRow> measure(const Measured& m, const Request& request,
     row.layout = to_string(m.layout);
     row.variant = m.variant;
     row.measured_seconds = r.at("median_seconds", "record").as_number("median_seconds");
+    row.measured_runs = {*row.measured_seconds};
     row.oversubscribed = m.layout.members() > cores;
     row.hreduce = predict_hreduce(prices, node, m.layout, row.call, settings);
     row.flat = predict_flat_mpi(prices, m.layout, row.call);
@@ -174,34 +183,93 @@ void print_summary(const char* what, const ErrorSummary& s) {
   std::printf("\n");
 }
 
+void print_spread(const char* what, const ErrorSummary& s) {
+  if (s.cases == 0) return;
+  std::printf(
+      "%s: run to run (slowest / fastest run - 1), median %.1f %%, 90th percentile %.1f %%\n", what,
+      s.median * 100, s.p90 * 100);
+}
+
+ErrorSummary summary_of(std::vector<double> values, int oversubscribed) {
+  ErrorSummary s;
+  s.oversubscribed = oversubscribed;
+  s.cases = static_cast<int>(values.size());
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  s.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  s.p90 = values[std::min(n - 1, static_cast<std::size_t>(0.9 * static_cast<double>(n)))];
+  return s;
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// A later run's measurements joined to the first run's rows, case by case.
+void add_run(std::vector<PredictedRow>& rows, const std::vector<PredictedRow>& run) {
+  if (rows.empty()) {
+    rows = run;
+    return;
+  }
+  for (const PredictedRow& r : run) {
+    for (PredictedRow& into : rows) {
+      if (into.call.collective == r.call.collective && into.call.type == r.call.type &&
+          into.call.bytes_per_member == r.call.bytes_per_member) {
+        into.measured_runs.insert(into.measured_runs.end(), r.measured_runs.begin(),
+                                  r.measured_runs.end());
+        into.measured_seconds = median_of(into.measured_runs);
+        break;
+      }
+    }
+  }
+}
+
+void print_layout(const std::string& name, const std::vector<PredictedRow>& rows) {
+  std::printf("\nlayout %s:\n", name.c_str());
+  print_table(rows, true);
+  print_summary("  this layout", summarise_errors(rows));
+  print_spread("  this layout", summarise_spread(rows));
+}
+
+void print_all(const std::vector<PredictedRow>& all) {
+  std::printf("\n");
+  print_summary("all layouts", summarise_errors(all));
+  print_spread("all layouts", summarise_spread(all));
+}
+
 }  // namespace
 
 ErrorSummary summarise_errors(const std::vector<PredictedRow>& rows) {
-  ErrorSummary s;
   std::vector<double> errors;
+  int oversubscribed = 0;
   for (const PredictedRow& r : rows) {
     if (!r.measured_seconds || *r.measured_seconds <= 0) continue;
     if (r.oversubscribed) {
-      ++s.oversubscribed;
+      ++oversubscribed;
       continue;
     }
     errors.push_back(std::abs(r.hreduce.seconds / *r.measured_seconds - 1));
   }
-  s.cases = static_cast<int>(errors.size());
-  if (errors.empty()) return s;
-  std::sort(errors.begin(), errors.end());
-  auto at = [&](double q) {
-    return errors[std::min(errors.size() - 1,
-                           static_cast<std::size_t>(q * static_cast<double>(errors.size())))];
-  };
-  s.median = errors.size() % 2 ? errors[errors.size() / 2]
-                               : (errors[errors.size() / 2 - 1] + errors[errors.size() / 2]) / 2;
-  s.p90 = at(0.9);
-  return s;
+  return summary_of(std::move(errors), oversubscribed);
+}
+
+ErrorSummary summarise_spread(const std::vector<PredictedRow>& rows) {
+  std::vector<double> spreads;
+  for (const PredictedRow& r : rows) {
+    if (r.oversubscribed || r.measured_runs.size() < 2) continue;
+    const auto [fastest, slowest] =
+        std::minmax_element(r.measured_runs.begin(), r.measured_runs.end());
+    if (*fastest > 0) spreads.push_back(*slowest / *fastest - 1);
+  }
+  return summary_of(std::move(spreads), 0);
 }
 
 int validate(const Request& given, bool quick, const std::optional<std::string>& json_path,
-             const std::optional<std::string>& layouts) {
+             const std::optional<std::string>& layouts, int repeats) {
+  if (repeats < 1) throw ArgumentError("predict --validate: --repeats must be at least 1");
   const Request request = validation_defaults(given, quick);
   const std::vector<Measured> plan = layouts ? parse_layouts(*layouts) : layouts_here();
   const std::string program = this_program();
@@ -210,21 +278,27 @@ int validate(const Request& given, bool quick, const std::optional<std::string>&
   if (dir == nullptr) throw Error("predict --validate: cannot create a directory under /tmp");
   const MachinePrices prices(probe_here(program, dir));
   const Topology node = topology_of(prices.topology());
+  // Every layout once, then again: a slow spell of a shared machine (a
+  // host busy elsewhere stalls this VM's cores for milliseconds at a time)
+  // falls on one run of several layouts, and the case's median outvotes it.
+  std::vector<std::vector<PredictedRow>> by_layout(plan.size());
+  int index = 0;
+  for (int run = 0; run < repeats; ++run) {
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      add_run(by_layout[i], measure(plan[i], request, prices, node, program, dir, index++));
+    }
+  }
   std::vector<PredictedRow> all;
   probe::Json::Array records;
-  int index = 0;
-  for (const Measured& m : plan) {
-    std::vector<PredictedRow> rows = measure(m, request, prices, node, program, dir, index++);
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const std::vector<PredictedRow>& rows = by_layout[i];
     if (rows.empty()) continue;
-    std::printf("\nlayout %s%s%s:\n", to_string(m.layout).c_str(), m.variant.empty() ? "" : ", ",
-                m.variant.c_str());
-    print_table(rows, true);
-    print_summary("  this layout", summarise_errors(rows));
-    for (const PredictedRow& r : rows) records.push_back(to_json(r, m.layout.members()));
+    print_layout(
+        to_string(plan[i].layout) + (plan[i].variant.empty() ? "" : ", " + plan[i].variant), rows);
+    for (const PredictedRow& r : rows) records.push_back(to_json(r, plan[i].layout.members()));
     all.insert(all.end(), rows.begin(), rows.end());
   }
-  std::printf("\n");
-  print_summary("all layouts", summarise_errors(all));
+  print_all(all);
   std::printf("(files of this run: %s)\n", dir);
   if (json_path) {
     probe::write_text_file(*json_path, probe::Json(std::move(records)).dump() + "\n", "--json");
@@ -249,6 +323,10 @@ int validate_measured(const MachinePrices& prices, const std::string& measured_j
     const probe::Json* variant = r.find("variant");
     row.variant = variant != nullptr && !variant->is_null() ? variant->as_string(w) : "";
     row.measured_seconds = r.at("measured_seconds", w).as_number(w);
+    if (const probe::Json* runs = r.find("measured_runs_seconds")) {
+      for (const probe::Json& run : runs->as_array(w))
+        row.measured_runs.push_back(run.as_number(w));
+    }
     const Layout layout = parse_layout(row.layout);
     row.oversubscribed = layout.members() > cores;
     ModelSettings settings;
@@ -263,16 +341,13 @@ int validate_measured(const MachinePrices& prices, const std::string& measured_j
   probe::Json::Array out;
   for (const std::string& key : order) {
     const std::vector<PredictedRow>& rows = by_layout[key];
-    std::printf("\nlayout %s:\n", key.c_str());
-    print_table(rows, true);
-    print_summary("  this layout", summarise_errors(rows));
+    print_layout(key, rows);
     for (const PredictedRow& r : rows) {
       out.push_back(to_json(r, parse_layout(r.layout).members()));
     }
     all.insert(all.end(), rows.begin(), rows.end());
   }
-  std::printf("\n");
-  print_summary("all layouts", summarise_errors(all));
+  print_all(all);
   if (json_path) {
     probe::write_text_file(*json_path, probe::Json(std::move(out)).dump() + "\n", "--json");
   }

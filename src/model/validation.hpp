@@ -20,12 +20,18 @@ struct ErrorSummary {
   double median = 0, p90 = 0;
 };
 ErrorSummary summarise_errors(const std::vector<PredictedRow>& rows);
+// Slowest / fastest run - 1 of each case measured more than once: how well
+// one run of the bench foretells the next, the floor under any model's
+// error on this machine.
+ErrorSummary summarise_spread(const std::vector<PredictedRow>& rows);
 
 // Returns the process exit status (0, or 1 when no measurement ran).
+// `repeats`: each layout measured that many times in turns, a case's
+// measurement the median of its runs.
 // `layouts`: "NxPxT[-zc],..." in place of the four layouts above (on a
 // machine with more cores, the layouts that show its scale).
 int validate(const Request& request, bool quick, const std::optional<std::string>& json_path,
-             const std::optional<std::string>& layouts = std::nullopt);
+             const std::optional<std::string>& layouts = std::nullopt, int repeats = 1);
 
 // The measurements of an earlier run (its --json records) predicted again
 // on `prices`: to see what a change of the model does without measuring

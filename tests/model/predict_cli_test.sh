@@ -46,10 +46,13 @@ grep -q "NODESxPROCSxTHREADS" "$tmp/err" || fail "a bad layout's message: $(cat 
 "$hreduce" predict --machine 9x9 >/dev/null 2>"$tmp/err" && fail "an unknown machine was accepted"
 grep -q "2x64" "$tmp/err" || fail "an unknown machine's message: $(cat "$tmp/err")"
 
-"$hreduce" predict --validate --quick --sizes 8 --json "$tmp/v.json" >"$tmp/vout" 2>&1
+"$hreduce" predict --validate --quick --repeats 2 --sizes 8 --json "$tmp/v.json" >"$tmp/vout" 2>&1
 rc=$?
 cat "$tmp/vout"
 [ $rc -eq 0 ] || fail "predict --validate --quick exited $rc"
+grep -q "run to run" "$tmp/vout" || fail "two runs, but no run-to-run spread printed"
+"$hreduce" predict --validate --repeats 0 >/dev/null 2>"$tmp/err" && fail "--repeats 0 was accepted"
+grep -q -- "--repeats" "$tmp/err" || fail "--repeats 0's message: $(cat "$tmp/err")"
 python3 - "$tmp/v.json" <<'PY' || fail "the validation records are wrong"
 import json, sys
 records = json.load(open(sys.argv[1]))
@@ -58,6 +61,10 @@ for r in records:
     for f in ("collective", "layout", "bytes_per_member", "predicted_seconds", "measured_seconds", "oversubscribed", "levels"):
         if f not in r: problems.append(f"record without {f}: {r}")
     if r.get("measured_seconds", 0) <= 0 or r.get("predicted_seconds", 0) <= 0: problems.append(f"times: {r}")
+    # Two runs, in turns: the measurement is their median (with two, the mean).
+    runs = r.get("measured_runs_seconds", [])
+    if len(runs) != 2: problems.append(f"not two runs: {r}")
+    elif abs(r["measured_seconds"] - (runs[0] + runs[1]) / 2) > 1e-12: problems.append(f"not their median: {r}")
 print(len(records), "validation records; layouts:", sorted({r.get("layout") for r in records}))
 for p in problems[:10]: print(p)
 sys.exit(1 if problems else 0)
