@@ -34,6 +34,9 @@ std::vector<detail::compare::Collective> chosen_collectives(const Args& args);
 // run_to_run, each once, in the order given; hreduce runs at each of them
 // beside its plain (run_to_run) calls. Throws ArgumentError naming a bad one.
 std::vector<Reproducibility> chosen_levels(const Args& args);
+// With --mpi, --implementations: hreduce,mpi (the default: MPI's own
+// collective timed in turn) or hreduce (alone); anything else throws.
+bool mpi_timed(const Args& args);
 
 // Under the table, when some rows were marked noisy (kNoisySpread).
 void print_noise_note(int noisy_rows, int rows);

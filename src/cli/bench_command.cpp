@@ -113,8 +113,8 @@ int bench_command(const std::vector<std::string>& argv) {
                   {"--mpi", "--no-shared-memory", "--zero-copy", "--no-run-ahead", "--breakdown"},
                   valued);
   if (args.has("--mpi")) {
-    reject_options(args, {"--implementations", "--types", "--settle-us"},
-                   " does not go with --mpi");
+    reject_options(args, {"--types", "--settle-us"}, " does not go with --mpi");
+    mpi_timed(args);  // a bad list fails before MPI starts
   } else {
     reject_options(args, {"--node-chunk-bytes", "--no-shared-memory", "--zero-copy"},
                    " needs --mpi");

@@ -53,7 +53,8 @@ constexpr const char* kBenchOptions = R"(bench options:
   --mpi              hreduce against MPI_Reduce, MPI_Allreduce, ... on a team over
                      MPI_COMM_WORLD (run under mpirun), interleaved; --members then
                      counts threads per process (default 1); takes --collectives,
-                     --json and --plot, not --implementations, --types or --settle-us
+                     --json and --plot, not --types or --settle-us; --implementations
+                     hreduce times hreduce alone (default hreduce,mpi)
   --node-chunk-bytes B  with --mpi: staging chunk per process of the shared segment
                      through which a node's processes combine (default 256Ki)
   --no-shared-memory with --mpi: a node's processes exchange MPI messages instead

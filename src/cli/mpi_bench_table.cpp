@@ -41,17 +41,22 @@ void print_header(const MpiTableShape& shape) {
 }  // namespace
 
 bool noisy(const MpiRow& row) {
-  bool any = row.hreduce.spread > kNoisySpread || row.mpi.spread > kNoisySpread;
+  bool any = row.hreduce.spread > kNoisySpread || (row.mpi && row.mpi->spread > kNoisySpread);
   for (const cmp::Record& r : row.levels) any |= r.spread > kNoisySpread;
   return any;
 }
 
 void print_mpi_row(const MpiRow& row, const MpiTableShape& shape) {
   const cmp::Record& ours = row.hreduce;
-  std::printf("%-22s %14s %12.2f %12.2f %12.2f%c", ours.collective.c_str(),
-              cmp::human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6,
-              row.mpi.median_seconds * 1e6, row.mpi.median_seconds / ours.median_seconds,
-              noisy(row) ? '!' : ' ');
+  std::printf("%-22s %14s %12.2f", ours.collective.c_str(),
+              cmp::human_bytes(ours.bytes_per_member).c_str(), ours.median_seconds * 1e6);
+  if (row.mpi) {
+    std::printf(" %12.2f %12.2f", row.mpi->median_seconds * 1e6,
+                row.mpi->median_seconds / ours.median_seconds);
+  } else {
+    std::printf(" %12s %12s", "-", "-");
+  }
+  std::printf("%c", noisy(row) ? '!' : ' ');
   if (shape.breakdown) print_breakdown_cells(ours);
   const std::vector<std::string> headers = level_headers(shape.levels);
   for (std::size_t i = 0; i < row.levels.size(); ++i) {

@@ -5,6 +5,7 @@
 // processes, and the check.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,8 @@ namespace hreduce::cli {
 
 // One collective and size, measured on both sides.
 struct MpiRow {
-  detail::compare::Record hreduce, mpi;
+  detail::compare::Record hreduce;
+  std::optional<detail::compare::Record> mpi;   // absent with --implementations hreduce
   std::vector<detail::compare::Record> levels;  // hreduce at each --reproducibility level
   std::string path;                             // hreduce's shared-memory path inside each process
   std::string across;  // what it moves between processes (Team::across_processes)
@@ -28,6 +30,7 @@ struct MpiRow {
 struct MpiTableShape {
   std::vector<Reproducibility> levels;  // --reproducibility, in order
   bool breakdown = false;               // --breakdown
+  bool with_mpi = true;                 // MPI's own collective timed in turn (--implementations)
 };
 
 // Before the table: what runs, the buffers, the columns, the header.

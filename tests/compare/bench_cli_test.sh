@@ -315,6 +315,31 @@ rows=$(grep -cE '^(allreduce|scan) ' "${levels_out}")
 n=$(grep -o '"implementation": "hreduce\[exact\]"' "${mpi_json}" | wc -l)
 [[ ${n} -eq 4 ]] || fail "--mpi: ${n} JSON records of hreduce[exact], want 4"
 
+# --mpi --implementations hreduce: hreduce timed alone (no MPI side between
+# its samples), its rows without MPI's columns, its JSON without MPI's records.
+"${hreduce}" bench --mpi --implementations hreduce --max-bytes 64 --min-time-ms 1 \
+  --collectives allreduce,scan --json "${mpi_json}" >"${levels_out}" 2>&1
+rc=$?
+echo "--- hreduce bench --mpi --implementations hreduce (exit ${rc}):"
+cat "${levels_out}"
+echo "---"
+[[ ${rc} -eq 0 ]] || fail "bench --mpi --implementations hreduce exited ${rc}"
+# Fields: collective, size and unit, hreduce us, then "-" for MPI's time and ratio.
+bad=$(grep -E '^(allreduce|scan) ' "${levels_out}" |
+  awk -v n="${number}" '$4 !~ n || $5 != "-" || $6 !~ /^-/ || $NF != "ok"' | wc -l)
+rows=$(grep -cE '^(allreduce|scan) ' "${levels_out}")
+[[ ${rows} -eq 4 && ${bad} -eq 0 ]] ||
+  fail "--mpi --implementations hreduce: ${rows} rows (want 4), ${bad} not hreduce alone or not ok"
+n=$(grep -o '"implementation": "[a-z_]*"' "${mpi_json}" | sort -u | tr '\n' ' ')
+[[ ${n} == '"implementation": "hreduce" ' ]] ||
+  fail "--mpi --implementations hreduce: JSON implementations ${n}"
+if "${hreduce}" bench --mpi --implementations tbb >"${tmp}/bad.out" 2>"${tmp}/bad.err"; then
+  fail "'bench --mpi --implementations tbb' exited 0"
+elif ! grep -qF -- "--implementations is hreduce or hreduce,mpi, not 'tbb'" "${tmp}/bad.err"; then
+  fail "'bench --mpi --implementations tbb': no message naming the option and the list"
+  cat "${tmp}/bad.err"
+fi
+
 # --- Usage on request -----------------------------------------------------------
 # `hreduce help` has every command; `hreduce <command> --help` that command's
 # options alone (and the machine options, the byte units and the
