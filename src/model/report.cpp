@@ -80,11 +80,14 @@ probe::Json to_json(const PredictedRow& row, long long members) {
   if (row.measured_seconds) {
     o.emplace_back("measured_seconds", Json(*row.measured_seconds));
     o.emplace_back("error", Json(row.hreduce.seconds / *row.measured_seconds - 1));
-    if (!row.measured_runs.empty()) {
-      Json::Array runs;
-      for (double r : row.measured_runs) runs.emplace_back(r);
-      o.emplace_back("measured_runs_seconds", Json(std::move(runs)));
-    }
+    auto runs = [&](const char* name, const std::vector<double>& seconds) {
+      if (seconds.empty()) return;
+      Json::Array a;
+      for (double r : seconds) a.emplace_back(r);
+      o.emplace_back(name, Json(std::move(a)));
+    };
+    runs("measured_runs_seconds", row.measured_runs);
+    runs("predicted_runs_seconds", row.predicted_runs);
     o.emplace_back("oversubscribed", Json(row.oversubscribed));
   }
   return Json(std::move(o));

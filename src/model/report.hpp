@@ -17,6 +17,7 @@ struct PredictedRow {
   std::vector<FlatPrediction> flat;
   std::optional<double> measured_seconds;  // --validate only: the median of the runs
   std::vector<double> measured_runs;       // --validate: each run's median, in order
+  std::vector<double> predicted_runs;      // --validate: each run's, from its own probe
   bool oversubscribed = false;
   std::string layout;   // NODESxPROCSxTHREADS
   std::string variant;  // --validate: "zero copy", ...

@@ -61,10 +61,12 @@ std::string mpirun(int processes, int per_node) {
 
 // How `hreduce bench` measures a layout: threads alone in one process, else
 // a team over MPI_COMM_WORLD (double only), several nodes as virtual nodes.
-// The model prices calls back to back on buffers the caches keep; the
-// bench's idle time before each sample (there for other runtimes' spinning
-// threads, absent here) lets other tenants of a shared host evict them:
-// 16 MiB allreduce of two threads took 4.3 ms after it, 1.6–2.0 ms without.
+// The model prices hreduce's calls back to back on buffers the caches
+// keep, so the bench times hreduce alone: no other runtime's calls between
+// samples (MPI's own collective on 16 MiB doubled a two-process allreduce),
+// and no idle time before each sample (there for other runtimes' spinning
+// threads), in which other tenants of a shared host evict the buffers: 16
+// MiB allreduce of two threads took 4.3 ms after it, 1.6-2.0 ms without.
 Measured measured(const Layout& layout, bool zero_copy) {
   if (layout.nodes == 1 && layout.processes == 1) {
     return {
@@ -79,7 +81,8 @@ Measured measured(const Layout& layout, bool zero_copy) {
   return {layout,
           zero_copy ? "zero copy" : "",
           mpirun(processes, layout.nodes > 1 ? layout.processes : 0),
-          "--mpi --members " + std::to_string(layout.threads) + (zero_copy ? " --zero-copy" : ""),
+          "--mpi --implementations hreduce --members " + std::to_string(layout.threads) +
+              (zero_copy ? " --zero-copy" : ""),
           zero_copy,
           false};
 }
@@ -105,15 +108,15 @@ std::vector<Measured> parse_layouts(const std::string& text) {
 std::vector<Measured> layouts_here() { return parse_layouts("1x1x2,1x2x1,1x2x1-zc,2x1x1"); }
 
 // The probe with MPI figures between two virtual nodes; without mpirun, the
-// local measurements alone.
-probe::MachineDescription probe_here(const std::string& program, const std::string& dir) {
-  const std::string file = dir + "/machine.json";
+// local measurements alone. Run `run` writes machine<run>.json.
+probe::MachineDescription probe_here(const std::string& program, const std::string& dir, int run) {
+  const std::string name = dir + "/machine" + std::to_string(run);
   const std::string command = mpirun(2, 1) + quoted(program) + " probe --mpi --quick --json " +
-                              file + " >" + dir + "/probe.log 2>&1";
+                              name + ".json >" + name + ".log 2>&1";
   std::cerr << "predict --validate: probing (" << command << ")\n";
-  if (std::system(command.c_str()) == 0) return probe::machine_from_json(read_file(file));
-  std::cerr << "predict --validate: the probe under mpirun failed (" << dir
-            << "/probe.log); probing without MPI figures\n";
+  if (std::system(command.c_str()) == 0) return probe::machine_from_json(read_file(name + ".json"));
+  std::cerr << "predict --validate: the probe under mpirun failed (" << name
+            << ".log); probing without MPI figures\n";
   probe::ProbeSettings settings;
   settings.quick = true;
   return probe::probe_machine(Topology::discover(), settings,
@@ -157,7 +160,6 @@ std::vector<PredictedRow> measure(const Measured& m, const Request& request,
     row.layout = to_string(m.layout);
     row.variant = m.variant;
     row.measured_seconds = r.at("median_seconds", "record").as_number("median_seconds");
-    row.measured_runs = {*row.measured_seconds};
     row.oversubscribed = m.layout.members() > cores;
     row.hreduce = predict_hreduce(prices, node, m.layout, row.call, settings);
     row.flat = predict_flat_mpi(prices, m.layout, row.call);
@@ -208,23 +210,40 @@ double median_of(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// A later run's measurements joined to the first run's rows, case by case.
-void add_run(std::vector<PredictedRow>& rows, const std::vector<PredictedRow>& run) {
-  if (rows.empty()) {
-    rows = run;
-    return;
+// One layout's runs merged case by case: the measurement is the median of
+// the runs', the prediction the median run's (each run predicted from the
+// probe taken just before it; of an even number, the upper middle one).
+std::vector<PredictedRow> merged(const std::vector<std::vector<PredictedRow>>& runs) {
+  std::vector<PredictedRow> rows;
+  for (const std::vector<PredictedRow>& run : runs) {
+    if (rows.empty()) rows = run;
   }
-  for (const PredictedRow& r : run) {
-    for (PredictedRow& into : rows) {
-      if (into.call.collective == r.call.collective && into.call.type == r.call.type &&
-          into.call.bytes_per_member == r.call.bytes_per_member) {
-        into.measured_runs.insert(into.measured_runs.end(), r.measured_runs.begin(),
-                                  r.measured_runs.end());
-        into.measured_seconds = median_of(into.measured_runs);
-        break;
+  for (PredictedRow& row : rows) {
+    std::vector<const PredictedRow*> same;
+    for (const std::vector<PredictedRow>& run : runs) {
+      for (const PredictedRow& r : run) {
+        if (r.call.collective == row.call.collective && r.call.type == row.call.type &&
+            r.call.bytes_per_member == row.call.bytes_per_member && r.measured_seconds) {
+          same.push_back(&r);
+          break;
+        }
       }
     }
+    row.measured_runs.clear();
+    row.predicted_runs.clear();
+    for (const PredictedRow* r : same) {
+      row.measured_runs.push_back(*r->measured_seconds);
+      row.predicted_runs.push_back(r->hreduce.seconds);
+    }
+    std::sort(same.begin(), same.end(), [](const PredictedRow* a, const PredictedRow* b) {
+      return a->hreduce.seconds < b->hreduce.seconds;
+    });
+    const PredictedRow& middle = *same[same.size() / 2];
+    row.hreduce = middle.hreduce;
+    row.flat = middle.flat;
+    row.measured_seconds = median_of(row.measured_runs);
   }
+  return rows;
 }
 
 void print_layout(const std::string& name, const std::vector<PredictedRow>& rows) {
@@ -276,18 +295,29 @@ int validate(const Request& given, bool quick, const std::optional<std::string>&
   char dir_template[] = "/tmp/hreduce-validate-XXXXXX";
   const char* dir = mkdtemp(dir_template);
   if (dir == nullptr) throw Error("predict --validate: cannot create a directory under /tmp");
-  const MachinePrices prices(probe_here(program, dir));
-  const Topology node = topology_of(prices.topology());
-  // Every layout once, then again: a slow spell of a shared machine (a
-  // host busy elsewhere stalls this VM's cores for milliseconds at a time)
-  // falls on one run of several layouts, and the case's median outvotes it.
-  std::vector<std::vector<PredictedRow>> by_layout(plan.size());
+  // Every layout once, then again, each run after a probe of its own: a
+  // slow spell of a shared machine (a host busy elsewhere stalls this VM's
+  // cores for milliseconds at a time, and moves them) falls on one run of
+  // several layouts or on one probe, and the case's medians outvote it.
+  std::vector<std::vector<std::vector<PredictedRow>>> runs(plan.size());
   int index = 0;
+  std::string trips;  // each probe's cache-line round trip, to show its drift
   for (int run = 0; run < repeats; ++run) {
+    const MachinePrices prices(probe_here(program, dir, run));
+    const Topology node = topology_of(prices.topology());
+    for (const probe::RelationSummary& r : prices.machine().core_to_core.by_relation) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%s%.3f", trips.empty() ? "" : ", ",
+                    r.median_round_trip_seconds * 1e6);
+      trips += text;
+      break;
+    }
     for (std::size_t i = 0; i < plan.size(); ++i) {
-      add_run(by_layout[i], measure(plan[i], request, prices, node, program, dir, index++));
+      runs[i].push_back(measure(plan[i], request, prices, node, program, dir, index++));
     }
   }
+  std::vector<std::vector<PredictedRow>> by_layout;
+  for (const auto& layout_runs : runs) by_layout.push_back(merged(layout_runs));
   std::vector<PredictedRow> all;
   probe::Json::Array records;
   for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -299,6 +329,7 @@ int validate(const Request& given, bool quick, const std::optional<std::string>&
     all.insert(all.end(), rows.begin(), rows.end());
   }
   print_all(all);
+  std::printf("probes, one per run: cache-line round trip %s us\n", trips.c_str());
   std::printf("(files of this run: %s)\n", dir);
   if (json_path) {
     probe::write_text_file(*json_path, probe::Json(std::move(records)).dump() + "\n", "--json");

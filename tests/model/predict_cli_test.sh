@@ -51,6 +51,8 @@ rc=$?
 cat "$tmp/vout"
 [ $rc -eq 0 ] || fail "predict --validate --quick exited $rc"
 grep -q "run to run" "$tmp/vout" || fail "two runs, but no run-to-run spread printed"
+grep -q "probes, one per run: cache-line round trip [0-9.]*, [0-9.]* us" "$tmp/vout" ||
+  fail "two runs, but not two probes' round trips"
 "$hreduce" predict --validate --repeats 0 >/dev/null 2>"$tmp/err" && fail "--repeats 0 was accepted"
 grep -q -- "--repeats" "$tmp/err" || fail "--repeats 0's message: $(cat "$tmp/err")"
 python3 - "$tmp/v.json" <<'PY' || fail "the validation records are wrong"
@@ -65,6 +67,9 @@ for r in records:
     runs = r.get("measured_runs_seconds", [])
     if len(runs) != 2: problems.append(f"not two runs: {r}")
     elif abs(r["measured_seconds"] - (runs[0] + runs[1]) / 2) > 1e-12: problems.append(f"not their median: {r}")
+    # Each run predicted from its own probe; the record's prediction is one of them.
+    predicted = r.get("predicted_runs_seconds", [])
+    if len(predicted) != 2 or r["predicted_seconds"] not in predicted: problems.append(f"predictions: {r}")
 print(len(records), "validation records; layouts:", sorted({r.get("layout") for r in records}))
 for p in problems[:10]: print(p)
 sys.exit(1 if problems else 0)
