@@ -16,7 +16,8 @@
 
 namespace hreduce::cli {
 
-// One collective and size, measured on both sides.
+// One collective and size, measured on both sides (hreduce alone with
+// --implementations hreduce).
 struct MpiRow {
   detail::compare::Record hreduce;
   std::optional<detail::compare::Record> mpi;   // absent with --implementations hreduce

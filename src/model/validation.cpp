@@ -192,6 +192,12 @@ void print_spread(const char* what, const ErrorSummary& s) {
       s.median * 100, s.p90 * 100);
 }
 
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 ErrorSummary summary_of(std::vector<double> values, int oversubscribed) {
   ErrorSummary s;
   s.oversubscribed = oversubscribed;
@@ -199,15 +205,9 @@ ErrorSummary summary_of(std::vector<double> values, int oversubscribed) {
   if (values.empty()) return s;
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
-  s.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  s.median = median_of(values);
   s.p90 = values[std::min(n - 1, static_cast<std::size_t>(0.9 * static_cast<double>(n)))];
   return s;
-}
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 // One layout's runs merged case by case: the measurement is the median of
@@ -305,12 +305,12 @@ int validate(const Request& given, bool quick, const std::optional<std::string>&
   for (int run = 0; run < repeats; ++run) {
     const MachinePrices prices(probe_here(program, dir, run));
     const Topology node = topology_of(prices.topology());
-    for (const probe::RelationSummary& r : prices.machine().core_to_core.by_relation) {
+    const auto& relations = prices.machine().core_to_core.by_relation;
+    if (!relations.empty()) {
       char text[32];
       std::snprintf(text, sizeof text, "%s%.3f", trips.empty() ? "" : ", ",
-                    r.median_round_trip_seconds * 1e6);
+                    relations.front().median_round_trip_seconds * 1e6);
       trips += text;
-      break;
     }
     for (std::size_t i = 0; i < plan.size(); ++i) {
       runs[i].push_back(measure(plan[i], request, prices, node, program, dir, index++));
