@@ -9,6 +9,7 @@
 // errors become MPI error codes passed to the communicator's error handler.
 #include <mpi.h>
 
+#include <array>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -176,20 +177,25 @@ int run_call(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
   void* out = a.recv;
   if (a.kind == CollectiveKind::reduce && rank != a.root) out = nullptr;
   std::size_t n = static_cast<std::size_t>(a.count) * per;
-  std::vector<std::size_t> counts;
+  // reduce_scatter's counts in the combiner's elements: on the stack up to
+  // kCountsOnStack processes, so that its fast path allocates nothing.
+  constexpr int kCountsOnStack = 64;
+  std::array<std::size_t, kCountsOnStack> few;
+  std::vector<std::size_t> many;
+  std::size_t* counts = nullptr;
   if (a.kind == CollectiveKind::reduce_scatter) {
-    counts.resize(static_cast<std::size_t>(size));
+    if (size > kCountsOnStack) many.resize(static_cast<std::size_t>(size));
+    counts = size > kCountsOnStack ? many.data() : few.data();
     for (int r = 0; r < size; ++r) {
-      counts[static_cast<std::size_t>(r)] = static_cast<std::size_t>(a.recvcounts[r]) * per;
+      counts[r] = static_cast<std::size_t>(a.recvcounts[r]) * per;
     }
-    n = counts.size();
+    n = static_cast<std::size_t>(size);
   }
-  if (lone != nullptr && lone->run(a.kind, in, out, n, a.root, combiner.erased(),
-                                   counts.empty() ? nullptr : counts.data())) {
+  if (lone != nullptr && lone->run(a.kind, in, out, n, a.root, combiner.erased(), counts)) {
     return MPI_SUCCESS;
   }
-  CallArgs call(a.kind, in, out, n, counts.empty() ? nullptr : counts.data(), SIZE_MAX, SIZE_MAX,
-                a.root, combiner.erased(), kDefaultCollectiveOptions);
+  CallArgs call(a.kind, in, out, n, counts, SIZE_MAX, SIZE_MAX, a.root, combiner.erased(),
+                kDefaultCollectiveOptions);
   call.options = nullptr;  // the team's defaults
   execute_erased(team->member(0), call);
   return MPI_SUCCESS;
