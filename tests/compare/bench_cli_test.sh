@@ -196,7 +196,9 @@ for line in open(sys.argv[2]):
     marked = f[6].endswith("%!")
     if key not in spread:
         problems.append(f"{key}: no JSON record")
-    elif marked != (spread[key] > 0.5):
+    # The JSON keeps 4 significant digits: a spread written as 0.5 may
+    # have been just past it, so a row at exactly 0.5 may be either.
+    elif spread[key] != 0.5 and marked != (spread[key] > 0.5):
         problems.append(f"{key}: marked {marked}, widest spread {spread[key]}")
 for p in problems:
     print("FAIL:", p)
