@@ -17,7 +17,7 @@ for c in allreduce reduce reduce_scatter_block scan exscan; do
   rows=$(echo "$out" | awk -v c=$c '$1 == c && NF == 9' | wc -l)
   [ "$rows" -eq 3 ] || { echo "expected 3 rows of $c, got $rows"; exit 1; }
 done
-grep -q "first new communicator's first 5" <<<"$out" || { echo "no first-call figures"; exit 1; }
+grep -q "first new communicator's first 10" <<<"$out" || { echo "no first-call figures"; exit 1; }
 # Fields: collective, bytes, hreduce avg min max, mpi avg min max, ratio.
 # The ratio within what rounding each printed figure to 0.01 allows.
 bad=$(echo "$out" | awk 'function abs(x) { return x < 0 ? -x : x }
