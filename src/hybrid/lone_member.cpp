@@ -170,8 +170,14 @@ LoneMemberPath::Block LoneMemberPath::block_of(CollectiveKind kind, std::size_t 
   return b;
 }
 
-bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out, std::size_t count,
-                         int root, const ErasedOp& op, const std::size_t* counts) {
+// Flattened: everything it calls down to the node's announcement is
+// inlined into it. Seven nested calls, each with its own prologue and
+// checks, were a sixth of a 4 B exscan's time on two processes
+// (back-to-back: 0.129 -> 0.113 us, Open MPI 0.127; the library grows by
+// 0.2 MB).
+[[gnu::flatten]] bool LoneMemberPath::run(CollectiveKind kind, const void* in, void* out,
+                                          std::size_t count, int root, const ErasedOp& op,
+                                          const std::size_t* counts) {
   const bool scatters =
       kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::reduce_scatter_block;
   if (kind == CollectiveKind::reduce_scatter &&
