@@ -65,9 +65,11 @@ inline constexpr std::size_t kNodeInlineBudget = 16 * 1024;
 // from the announcement.
 inline constexpr std::size_t kNodeInlineReduce = 64 * 1024;
 // Announcement slots per process: how far a process may run ahead. A
-// deep queue rides out the receiver's hiccups: with 16, back-to-back 4 B
-// exscans on two processes ran 13 % slower than with 64, a 64 KiB reduce
-// 45 % (docs/mpi.md). Slots cost address space, not memory, until used.
+// process that used up its room waits until the receiver has worked
+// through every queued call, so a deep queue drains less often: with 16,
+// back-to-back 4 B exscans on two processes ran 13 % slower than with 64,
+// a 64 KiB reduce 45 % (docs/mpi.md). Slots cost address space, not
+// memory, until used.
 inline constexpr int kNodeSlots = 64;
 // Where a process runs ahead, the next announcement's payload is
 // prefetched up to this many bytes; of a longer one, only the first line.
