@@ -63,6 +63,8 @@ struct ErasedOp {
   void apply(const void* a, const void* b, void* out, std::size_t n) const {
     combine(a, b, out, n, op);
   }
+  // The same op on the same object, field by field (names by address).
+  bool operator==(const ErasedOp&) const = default;
 };
 
 template <class T, class Op>
