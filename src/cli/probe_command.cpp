@@ -1,7 +1,7 @@
 // `hreduce probe`: measures this machine and writes its description
-// (docs/machine.md). Under mpirun with --mpi, every process first times MPI
-// point to point; then rank 0 alone runs the local measurements while the
-// others sleep, so that they do not compete for its cores.
+// (docs/machine.md). Under mpirun with --mpi, rank 0 alone first runs the
+// local measurements while the others sleep, so that they do not compete
+// for its cores; then every process times MPI point to point.
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -52,9 +52,9 @@ void print_summary(const pr::MachineDescription& m) {
   std::printf("cache-line round trip (%zu pair(s)%s):\n", m.core_to_core.pairs.size(),
               m.core_to_core.all_pairs ? ", every pair" : ", one per relation plus a sample");
   for (const pr::RelationSummary& s : m.core_to_core.by_relation) {
-    std::printf("  %-16s %8.1f ns  (median of %d pair(s))\n",
+    std::printf("  %-16s %8.1f ns  (median of %d pair(s)); exchange %.1f ns\n",
                 std::string(pr::to_string(s.relation)).c_str(), s.median_round_trip_seconds * 1e9,
-                s.pairs);
+                s.pairs, s.exchange_seconds * 1e9);
   }
   std::printf(
       "memory, GB/s, NUMA node of the threads -> of the memory (rows |), %.0f MiB/thread:\n",
@@ -103,15 +103,16 @@ void sleep_until_all_arrive() {
   }
 }
 
-void probe_and_write(const Args& args, std::optional<pr::MpiPointToPoint> mpi) {
+pr::MachineDescription probe_locally(const Args& args) {
   const auto progress = [](const std::string& step) {
     std::fprintf(stderr, "hreduce probe: %s\n", step.c_str());
   };
   pr::ProbeSettings settings;
   settings.quick = args.has("--quick");
-  const Topology topology = Topology::discover();
-  pr::MachineDescription machine = pr::probe_machine(topology, settings, progress);
-  machine.mpi = std::move(mpi);
+  return pr::probe_machine(Topology::discover(), settings, progress);
+}
+
+void write(const Args& args, const pr::MachineDescription& machine) {
   print_summary(machine);
   if (auto path = args.get("--json")) {
     pr::write_text_file(*path, pr::to_json(machine), "hreduce probe");
@@ -130,24 +131,30 @@ int probe_command(const std::vector<std::string>& argv) {
   check_writable(args.get("--json"));
   check_writable(args.get("--plot"));
   const MpiSession mpi(args.has("--mpi"));
-  std::optional<pr::MpiPointToPoint> p2p;
-  if (mpi.active) {
-    p2p = pr::mpi_point_to_point(MPI_COMM_WORLD, args.has("--quick"), [&](const std::string& s) {
-      std::fprintf(stderr, "hreduce probe: %s\n", s.c_str());
-    });
-    if (mpi.rank != 0) {
-      sleep_until_all_arrive();
-      return 0;
+  if (!mpi.active) {
+    write(args, probe_locally(args));
+    return 0;
+  }
+  // Local measurements first: after MPI's messages, rank 0's
+  // process_vm_readv read 4-6 times slower here than in a fresh process.
+  std::optional<pr::MachineDescription> machine;
+  if (mpi.rank == 0) {
+    try {
+      machine = probe_locally(args);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      MPI_Abort(MPI_COMM_WORLD, 1);  // the others would wait for rank 0 for ever
     }
   }
-  try {
-    probe_and_write(args, std::move(p2p));
-  } catch (const Error& e) {
-    if (!mpi.active) throw;
-    std::fprintf(stderr, "%s\n", e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);  // the others would wait for rank 0 for ever
+  sleep_until_all_arrive();
+  std::optional<pr::MpiPointToPoint> p2p = pr::mpi_point_to_point(
+      MPI_COMM_WORLD, args.has("--quick"),
+      [&](const std::string& s) { std::fprintf(stderr, "hreduce probe: %s\n", s.c_str()); });
+  if (mpi.rank == 0) {
+    machine->mpi = std::move(p2p);
+    write(args, *machine);
   }
-  if (mpi.active) sleep_until_all_arrive();
+  sleep_until_all_arrive();
   return 0;
 }
 

@@ -185,11 +185,17 @@ void print_summary(const char* what, const ErrorSummary& s) {
   std::printf("\n");
 }
 
-void print_spread(const char* what, const ErrorSummary& s) {
-  if (s.cases == 0) return;
+void print_spread(const char* what, const std::vector<PredictedRow>& rows) {
+  const ErrorSummary spread = summarise_spread(rows);
+  if (spread.cases == 0) return;
   std::printf(
       "%s: run to run (slowest / fastest run - 1), median %.1f %%, 90th percentile %.1f %%\n", what,
-      s.median * 100, s.p90 * 100);
+      spread.median * 100, spread.p90 * 100);
+  const ErrorSummary floor = summarise_run_against_others(rows);
+  std::printf(
+      "%s: one run against the others' median (the floor under the model's error), median "
+      "%.1f %%, 90th percentile %.1f %%\n",
+      what, floor.median * 100, floor.p90 * 100);
 }
 
 double median_of(std::vector<double> values) {
@@ -250,13 +256,13 @@ void print_layout(const std::string& name, const std::vector<PredictedRow>& rows
   std::printf("\nlayout %s:\n", name.c_str());
   print_table(rows, true);
   print_summary("  this layout", summarise_errors(rows));
-  print_spread("  this layout", summarise_spread(rows));
+  print_spread("  this layout", rows);
 }
 
 void print_all(const std::vector<PredictedRow>& all) {
   std::printf("\n");
   print_summary("all layouts", summarise_errors(all));
-  print_spread("all layouts", summarise_spread(all));
+  print_spread("all layouts", all);
 }
 
 }  // namespace
@@ -284,6 +290,20 @@ ErrorSummary summarise_spread(const std::vector<PredictedRow>& rows) {
     if (*fastest > 0) spreads.push_back(*slowest / *fastest - 1);
   }
   return summary_of(std::move(spreads), 0);
+}
+
+ErrorSummary summarise_run_against_others(const std::vector<PredictedRow>& rows) {
+  std::vector<double> errors;
+  for (const PredictedRow& r : rows) {
+    if (r.oversubscribed || r.measured_runs.size() < 2) continue;
+    for (std::size_t i = 0; i < r.measured_runs.size(); ++i) {
+      std::vector<double> others = r.measured_runs;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+      const double reference = median_of(others);
+      if (reference > 0) errors.push_back(std::abs(r.measured_runs[i] / reference - 1));
+    }
+  }
+  return summary_of(std::move(errors), 0);
 }
 
 int validate(const Request& given, bool quick, const std::optional<std::string>& json_path,

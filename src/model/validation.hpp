@@ -24,6 +24,12 @@ ErrorSummary summarise_errors(const std::vector<PredictedRow>& rows);
 // one run of the bench foretells the next, the floor under any model's
 // error on this machine.
 ErrorSummary summarise_spread(const std::vector<PredictedRow>& rows);
+// Each run of a case measured more than once against the median of its
+// other runs, |run / others' median - 1|, pooled over runs and cases: the
+// error of a model exactly right about one run of the bench, judged by
+// the others. Where this exceeds a target, the target is below what this
+// machine can show.
+ErrorSummary summarise_run_against_others(const std::vector<PredictedRow>& rows);
 
 // Returns the process exit status (0, or 1 when no measurement ran).
 // `repeats`: each layout measured that many times in turns, a case's

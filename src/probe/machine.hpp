@@ -44,6 +44,10 @@ struct RelationSummary {
   Relation relation = Relation::same_core;
   int pairs = 0;
   double median_round_trip_seconds = 0;
+  // The relation's first pair timed: both PUs publish their own line and
+  // wait for the other's at once, as members meeting at a barrier do
+  // (between one way and a round trip); 0: not measured.
+  double exchange_seconds = 0;
 };
 
 // Data one core just wrote, read by another: the seconds a round trip

@@ -102,6 +102,12 @@ std::vector<DataTransfer> transfers_from(const Json& j, const std::string& key,
   return curve;
 }
 
+// Absent in older descriptions: 0, not measured.
+double exchange_from(const Json& j, const std::string& w) {
+  const Json* e = j.find("exchange_seconds");
+  return e == nullptr ? 0 : e->as_number(w + ".exchange_seconds");
+}
+
 Json core_to_core_json(const CoreToCore& c) {
   Array pairs, summary;
   for (const PairLatency& p : c.pairs) {
@@ -113,7 +119,8 @@ Json core_to_core_json(const CoreToCore& c) {
   for (const RelationSummary& s : c.by_relation) {
     summary.emplace_back(Object{{"relation", std::string(to_string(s.relation))},
                                 {"pairs", s.pairs},
-                                {"median_round_trip_seconds", s.median_round_trip_seconds}});
+                                {"median_round_trip_seconds", s.median_round_trip_seconds},
+                                {"exchange_seconds", s.exchange_seconds}});
   }
   return Object{{"all_pairs", c.all_pairs},
                 {"by_relation", std::move(summary)},
@@ -139,7 +146,8 @@ CoreToCore core_to_core_from(const Json& j) {
   for (const Json& s : j.at("by_relation", w).as_array(w + ".by_relation")) {
     const std::string sw = w + ".by_relation[]";
     c.by_relation.push_back({relation_from(s, sw), s.at("pairs", sw).as_int(sw),
-                             s.at("median_round_trip_seconds", sw).as_number(sw)});
+                             s.at("median_round_trip_seconds", sw).as_number(sw),
+                             exchange_from(s, sw)});
   }
   c.data_by_size = transfers_from(j, "data_by_size", w);
   return c;
@@ -261,11 +269,6 @@ Json link_json(const std::optional<MpiLink>& link) {
 }
 
 // Absent before exchanges were measured: 0.
-double exchange_from(const Json& j, const std::string& w) {
-  const Json* e = j.find("exchange_seconds");
-  return e == nullptr ? 0 : e->as_number(w + ".exchange_seconds");
-}
-
 std::optional<MpiLink> link_from(const Json* j, const std::string& w) {
   if (j == nullptr) return std::nullopt;
   return MpiLink{j->at("pairs", w).as_int(w),

@@ -21,6 +21,10 @@ double round_trip_seconds(const Topology& topology, int a, int b, double seconds
 // and PU a reading them after: seconds per trip (the flag's included).
 double round_trip_with_data_seconds(const Topology& topology, int a, int b, std::size_t bytes,
                                     double seconds);
+// round_trip.cpp: two threads on PUs a and b each publish a counter in
+// their own line and wait for the other's; the median over blocks of the
+// time per exchange.
+double exchange_seconds(const Topology& topology, int a, int b, double seconds);
 
 // memory_bandwidth.cpp: read, copy and fold (double sum through
 // reduce_local) over `bytes_per_thread` per thread, by one thread and by

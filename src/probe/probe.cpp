@@ -46,15 +46,20 @@ CoreToCore core_to_core(const Topology& topology, const ProbeSettings& settings,
   const double each = std::clamp(
       budget / static_cast<double>(std::max<std::size_t>(pairs.size(), 1)), shortest, 0.3);
   std::map<Relation, std::vector<double>> by_relation;
+  std::map<Relation, std::pair<int, int>> first_pair;
   for (const auto& [a, b] : pairs) {
     progress("round trip PU " + std::to_string(a) + " <-> " + std::to_string(b));
     const Relation relation = relation_of(topology, a, b);
     const double seconds = round_trip_seconds(topology, a, b, each);
     out.pairs.push_back({a, b, relation, seconds});
     by_relation[relation].push_back(seconds);
+    first_pair.try_emplace(relation, a, b);
   }
   for (const auto& [relation, times] : by_relation) {
-    out.by_relation.push_back({relation, static_cast<int>(times.size()), median(times)});
+    const auto [a, b] = first_pair.at(relation);
+    progress("exchange PU " + std::to_string(a) + " <-> " + std::to_string(b));
+    out.by_relation.push_back({relation, static_cast<int>(times.size()), median(times),
+                               exchange_seconds(topology, a, b, each)});
   }
   // Data between the first pair: what an announcement rewritten each call
   // costs beyond the flag, 512 B to 128 KiB.

@@ -80,6 +80,18 @@ double bounce(const Topology& topology, int a, int b, std::size_t bytes, double 
   return median(per_trip);
 }
 
+// Both sides publish a counter in their own line and wait for the
+// other's to reach it, as members meeting in the engine's arrive barrier
+// do: the two transfers overlap, so an exchange costs less than the round
+// trip of a bounce, where the answer leaves only after the question came.
+void exchange_side(std::atomic<long>& mine, const std::atomic<long>& theirs, long first,
+                   long count) {
+  for (long i = first; i < first + count; ++i) {
+    mine.store(i, std::memory_order_release);
+    while (theirs.load(std::memory_order_acquire) < i) spin_pause();
+  }
+}
+
 }  // namespace
 
 double median(std::vector<double> values) {
@@ -95,6 +107,48 @@ double round_trip_seconds(const Topology& topology, int a, int b, double seconds
 double round_trip_with_data_seconds(const Topology& topology, int a, int b, std::size_t bytes,
                                     double seconds) {
   return bounce(topology, a, b, bytes, seconds);
+}
+
+double exchange_seconds(const Topology& topology, int a, int b, double seconds) {
+  Lines lines;
+  // The other side learns each block's length from this side before the
+  // block starts, so that both stop on the same count.
+  std::atomic<long> block_length{0};
+  std::thread other([&] {
+    bind_current_thread(topology, b);
+    long done = 0;
+    while (true) {
+      long n = block_length.load(std::memory_order_acquire);
+      while (n == 0) {
+        spin_pause();
+        n = block_length.load(std::memory_order_acquire);
+      }
+      if (n == kStop) return;
+      block_length.store(0, std::memory_order_relaxed);
+      exchange_side(lines.pong, lines.ping, done + 1, n);
+      done += n;
+    }
+  });
+  bind_current_thread(topology, a);
+  long done = 0;
+  const auto timed_block = [&](long n) {
+    block_length.store(n, std::memory_order_release);
+    const auto start = Clock::now();
+    exchange_side(lines.ping, lines.pong, done + 1, n);
+    done += n;
+    // Both sides have finished the block once this side saw the other's
+    // last count; wait until the other side took the length back.
+    while (block_length.load(std::memory_order_acquire) != 0) spin_pause();
+    return std::chrono::duration<double>(Clock::now() - start).count() / static_cast<double>(n);
+  };
+  const double warm = timed_block(200);
+  const long exchanges =
+      std::clamp(static_cast<long>(seconds / kBlocks / std::max(warm, 1e-9)), 100L, 1'000'000L);
+  std::vector<double> per_exchange;
+  for (int block = 0; block < kBlocks; ++block) per_exchange.push_back(timed_block(exchanges));
+  block_length.store(kStop, std::memory_order_release);
+  other.join();
+  return median(per_exchange);
 }
 
 }  // namespace hreduce::detail::probe

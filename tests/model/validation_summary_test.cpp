@@ -50,3 +50,15 @@ TEST_CASE("the runs' spread: slowest / fastest - 1 of the cases measured more th
   CHECK(s.p90 == Approx(1.0));
   CHECK(md::summarise_spread({row(1, {1.0})}).cases == 0);
 }
+
+TEST_CASE("the floor: each run against the median of the case's other runs", "[model]") {
+  // Runs 1.0, 1.2, 1.5: 1.0 against 1.35 (-25.9 %), 1.2 against 1.25
+  // (-4 %), 1.5 against 1.1 (+36.4 %). Runs 2, 2: 0 % twice. A case
+  // measured once, or oversubscribed, has none.
+  const std::vector<md::PredictedRow> rows = {row(1, {1.0, 1.2, 1.5}), row(1, {2.0, 2.0}),
+                                              row(1, {3.0}), row(1, {1.0, 9.0}, true)};
+  const md::ErrorSummary s = md::summarise_run_against_others(rows);
+  CHECK(s.cases == 5);
+  CHECK(s.median == Approx(0.04));
+  CHECK(s.p90 == Approx(1.5 / 1.1 - 1));
+}

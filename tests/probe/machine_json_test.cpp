@@ -25,7 +25,7 @@ pr::MachineDescription sample(bool with_mpi) {
                 {{0, 0, -1, 0, 0, 0}, {1, 1, -1, 0, 0, 0}}};
   m.core_to_core.all_pairs = true;
   m.core_to_core.pairs = {{0, 1, pr::Relation::same_l3, 1.234567890123e-7}};
-  m.core_to_core.by_relation = {{pr::Relation::same_l3, 1, 1.234567890123e-7}};
+  m.core_to_core.by_relation = {{pr::Relation::same_l3, 1, 1.234567890123e-7, 9.87654321e-8}};
   m.memory.bytes_per_thread = 64u << 20;
   m.memory.threads_per_node = {2};
   m.memory.one_thread = {{{9.5e9}}, {{7.25e9}}, {{1.1e10}}};
@@ -78,6 +78,8 @@ void check_equal(const pr::MachineDescription& a, const pr::MachineDescription& 
   CHECK(a.core_to_core.pairs[0].round_trip_seconds == b.core_to_core.pairs[0].round_trip_seconds);
   CHECK(a.core_to_core.by_relation[0].median_round_trip_seconds ==
         b.core_to_core.by_relation[0].median_round_trip_seconds);
+  CHECK(a.core_to_core.by_relation[0].exchange_seconds ==
+        b.core_to_core.by_relation[0].exchange_seconds);
   REQUIRE(a.core_to_core.data_by_size.size() == b.core_to_core.data_by_size.size());
   for (std::size_t i = 0; i < a.core_to_core.data_by_size.size(); ++i) {
     CHECK(a.core_to_core.data_by_size[i].bytes == b.core_to_core.data_by_size[i].bytes);
@@ -184,6 +186,22 @@ TEST_CASE("a version 1 description, without the by-size curves, still reads", "[
   const pr::MachineDescription back = pr::machine_from_json(v1);
   CHECK(back.memory.one_thread_by_size.empty());
   CHECK(back.mpi->inter_node->by_size.empty());
+}
+
+TEST_CASE("a description written before exchanges between cores were timed reads them as 0",
+          "[probe]") {
+  std::string text = pr::to_json(sample(false));
+  const std::string field = "\"exchange_seconds\": ";
+  const std::size_t at = text.find(field, text.find("\"by_relation\""));
+  REQUIRE(at != std::string::npos);
+  REQUIRE(at < text.find("\"data_by_size\""));  // in by_relation, not under mpi
+  // Drop the field with its value and the comma before it.
+  const std::size_t end = text.find_first_of(",}", at + field.size());
+  text.erase(text.rfind(',', at), end - text.rfind(',', at));
+  const pr::MachineDescription m = pr::machine_from_json(text);
+  REQUIRE(m.core_to_core.by_relation.size() == 1);
+  CHECK(m.core_to_core.by_relation[0].exchange_seconds == 0);
+  CHECK(m.core_to_core.by_relation[0].median_round_trip_seconds == 1.234567890123e-7);
 }
 
 TEST_CASE("another schema, a missing field or a wrong kind is refused by name", "[probe]") {

@@ -53,6 +53,9 @@ for p in c["pairs"]:
     if p["round_trip_seconds"] > 1e-2: problems.append(f"round trip {p} over 10 ms")
 if n > 1 and not c["by_relation"]: problems.append("no relation summary")
 if sum(s["pairs"] for s in c["by_relation"]) != len(c["pairs"]): problems.append("summary pair count")
+for s in c["by_relation"]:
+    positive(s["exchange_seconds"], f"exchange {s['relation']}")
+    if s["exchange_seconds"] > 1e-2: problems.append(f"exchange {s} over 10 ms")
 m = d["memory"]
 positive(m["bytes_per_thread"], "bytes_per_thread")
 if len(m["threads_per_node"]) != nodes: problems.append("threads_per_node length")
