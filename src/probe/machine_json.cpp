@@ -102,7 +102,8 @@ std::vector<DataTransfer> transfers_from(const Json& j, const std::string& key,
   return curve;
 }
 
-// Absent in older descriptions: 0, not measured.
+// An exchange (between cores, or MPI ranks); absent in descriptions
+// written before it was measured: 0, not measured.
 double exchange_from(const Json& j, const std::string& w) {
   const Json* e = j.find("exchange_seconds");
   return e == nullptr ? 0 : e->as_number(w + ".exchange_seconds");
@@ -268,7 +269,6 @@ Json link_json(const std::optional<MpiLink>& link) {
                 {"exchange_by_size", transfers_json(link->exchange_by_size)}};
 }
 
-// Absent before exchanges were measured: 0.
 std::optional<MpiLink> link_from(const Json* j, const std::string& w) {
   if (j == nullptr) return std::nullopt;
   return MpiLink{j->at("pairs", w).as_int(w),
