@@ -58,6 +58,19 @@ double block_seconds(Lines& lines, long& next, long trips, const std::vector<lon
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// A first block of 200 warms the lines and sizes the rest: kBlocks blocks
+// that together take about `seconds`; the median of their time per item.
+// `timed_block(n)` runs n items and returns seconds per item.
+template <typename TimedBlock>
+double median_per_item(double seconds, TimedBlock&& timed_block) {
+  const double warm = timed_block(200);
+  const long items =
+      std::clamp(static_cast<long>(seconds / kBlocks / std::max(warm, 1e-9)), 100L, 1'000'000L);
+  std::vector<double> per_item;
+  for (int block = 0; block < kBlocks; ++block) per_item.push_back(timed_block(items));
+  return median(per_item);
+}
+
 double bounce(const Topology& topology, int a, int b, std::size_t bytes, double seconds) {
   Lines lines;
   std::vector<long> data(bytes / sizeof(long), 0);
@@ -65,19 +78,14 @@ double bounce(const Topology& topology, int a, int b, std::size_t bytes, double 
   std::thread other(answer, std::ref(lines), std::cref(topology), b, std::ref(data));
   bind_current_thread(topology, a);
   long next = 1;
-  // A first block warms both lines and sizes the rest.
-  const double warm = block_seconds(lines, next, 200, data, sink) / 200;
-  const long trips =
-      std::clamp(static_cast<long>(seconds / kBlocks / std::max(warm, 1e-9)), 100L, 1'000'000L);
-  std::vector<double> per_trip;
-  for (int block = 0; block < kBlocks; ++block) {
-    per_trip.push_back(block_seconds(lines, next, trips, data, sink) / static_cast<double>(trips));
-  }
+  const double per_trip = median_per_item(seconds, [&](long trips) {
+    return block_seconds(lines, next, trips, data, sink) / static_cast<double>(trips);
+  });
   lines.ping.store(kStop, std::memory_order_release);
   other.join();
   volatile long keep = sink;  // the reads stay
   (void)keep;
-  return median(per_trip);
+  return per_trip;
 }
 
 // Both sides publish a counter in their own line and wait for the
@@ -141,14 +149,10 @@ double exchange_seconds(const Topology& topology, int a, int b, double seconds) 
     while (block_length.load(std::memory_order_acquire) != 0) spin_pause();
     return std::chrono::duration<double>(Clock::now() - start).count() / static_cast<double>(n);
   };
-  const double warm = timed_block(200);
-  const long exchanges =
-      std::clamp(static_cast<long>(seconds / kBlocks / std::max(warm, 1e-9)), 100L, 1'000'000L);
-  std::vector<double> per_exchange;
-  for (int block = 0; block < kBlocks; ++block) per_exchange.push_back(timed_block(exchanges));
+  const double per_exchange = median_per_item(seconds, timed_block);
   block_length.store(kStop, std::memory_order_release);
   other.join();
-  return median(per_exchange);
+  return per_exchange;
 }
 
 }  // namespace hreduce::detail::probe
