@@ -414,6 +414,7 @@ Combiner::Combiner(MPI_Op op, const Datatype& type, MPI_Datatype original)
   erased_.type = type_tag(type.code);
   erased_.type_name = type_name_.c_str();
   erased_.op_name = o.name;
+  lasts_ = type.base == original;
 }
 
 const Combiner& combiner_for(MPI_Op op, MPI_Datatype type, std::optional<Combiner>& fresh) {

@@ -48,6 +48,9 @@ class Combiner {
   const std::string& why_not() const { return why_not_; }
   const ErasedOp& erased() const { return erased_; }
   std::size_t per_element() const { return per_element_; }
+  // A predefined op on a predefined type: its meaning never changes, so it
+  // may serve later calls on the same pair (combiner_for keeps such ones).
+  bool lasts() const { return lasts_; }
 
  private:
   static void reduce_local(const void* a, const void* b, void* out, std::size_t n,
@@ -55,6 +58,7 @@ class Combiner {
 
   ErasedOp erased_;
   std::size_t per_element_ = 1;
+  bool lasts_ = false;
   MPI_Op op_;
   MPI_Datatype type_;  // what PMPI_Reduce_local combines
   std::string why_not_;

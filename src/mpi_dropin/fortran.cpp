@@ -210,6 +210,7 @@ void reduce_scatter_init(const void* s, void* r, const MPI_Fint* counts, const M
 // where no reduction was made.
 void finalize(MPI_Fint* ierror) {
   prepare_summary();
+  release_spare_requests();
   set(ierror, PMPI_Finalize());
 }
 

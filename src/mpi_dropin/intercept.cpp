@@ -22,6 +22,7 @@
 #include "src/engine/nonblocking/call_queue.hpp"
 #include "src/mpi_dropin/datatypes.hpp"
 #include "src/mpi_dropin/error_text.hpp"
+#include "src/mpi_dropin/requests.hpp"
 #include "src/mpi_dropin/serve.hpp"
 #include "src/mpi_dropin/tally.hpp"
 #include "src/mpi_dropin/teams.hpp"
@@ -67,6 +68,7 @@ struct Recent {
 
 struct ThisThread {
   Recent recent;
+  RequestSeen request_seen;
   // Calls served (teams.hpp says why not in a shared counter).
   ServedTally tally;
 };
@@ -111,6 +113,8 @@ ThisThread& this_thread() {
 }
 
 }  // namespace
+
+RequestSeen& last_request_seen() { return this_thread().request_seen; }
 
 // An error code of class `error_class` whose string is `text` (MPI_Error_string
 // then shows hreduce's message), passed to the communicator's error handler.
@@ -349,6 +353,7 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
 // intercepted call would otherwise not get.
 int MPI_Finalize() {
   hreduce::detail::mpi_dropin::prepare_summary();
+  hreduce::detail::mpi_dropin::release_spare_requests();
   return PMPI_Finalize();
 }
 

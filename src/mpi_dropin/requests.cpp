@@ -30,6 +30,12 @@ class ServedCall final : public QueuedCall {
   Team* team = nullptr;
   LoneMemberPath* lone = nullptr;
   CallQueue* queue = nullptr;
+  // What team, lone and queue were found for (they go with the
+  // communicator's state).
+  MPI_Comm comm = MPI_COMM_NULL;
+  unsigned generation = 0;
+  MPI_Request shell = MPI_REQUEST_NULL;  // its request: the table's key
+  bool spare = false;                    // ended, kept for the next call (Table)
   bool persistent = false;
   // Started and not yet ended by a completion call. Only the request's
   // owner touches it (MPI: one thread at a time per request).
@@ -61,9 +67,22 @@ struct Table {
   std::mutex mutex;
   std::unordered_map<MPI_Request, std::unique_ptr<ServedCall>> calls;
   std::vector<std::unique_ptr<ServedCall>> detached;
-  // calls.size() + detached.size(): while zero, completion calls go
-  // straight to PMPI_* without a lookup.
+  // Ended MPI_I* calls of `calls`, each kept with its shell for the next
+  // MPI_I* call: allocating a call and its entry, building its combiner,
+  // and making and freeing its shell were about a third of an 8-byte
+  // MPI_Iallreduce (perf). find() does not see them.
+  std::vector<ServedCall*> spares;
+  static constexpr std::size_t kSpares = 16;
+  // Calls that are not spares, detached ones included: while zero,
+  // completion calls go straight to PMPI_* without a lookup.
   std::atomic<std::size_t> size{0};
+  // Grows whenever a call leaves find()'s sight: a thread's remembered
+  // lookup (RequestSeen) holds while this has not changed.
+  std::atomic<std::uint64_t> forgotten{0};
+
+  void count() {
+    size.store(calls.size() - spares.size() + detached.size(), std::memory_order_release);
+  }
 };
 
 Table& table() {
@@ -73,33 +92,89 @@ Table& table() {
 
 bool none_served() { return table().size.load(std::memory_order_acquire) == 0; }
 
+// This thread's last lookup is taken without the table's lock while no
+// call has left the table since: a request's call lives as long as its
+// entry, and only the thread that holds a request may free it (MPI). A
+// start and its wait, or a persistent request's start and wait, then lock
+// nothing.
 ServedCall* find(MPI_Request request) {
   if (request == MPI_REQUEST_NULL || none_served()) return nullptr;
   Table& t = table();
+  RequestSeen& seen = last_request_seen();
+  if (seen.request == request && seen.forgotten == t.forgotten.load(std::memory_order_acquire)) {
+    return static_cast<ServedCall*>(seen.call);
+  }
   std::lock_guard lock(t.mutex);
   const auto found = t.calls.find(request);
-  return found == t.calls.end() ? nullptr : found->second.get();
+  if (found == t.calls.end() || found->second->spare) return nullptr;
+  seen = {request, found->second.get(), t.forgotten.load(std::memory_order_relaxed)};
+  return found->second.get();
 }
 
-void remember(MPI_Request request, std::unique_ptr<ServedCall> call) {
+// A spare call, out of the spares (still unseen by find()), or null.
+ServedCall* take_spare() {
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  if (t.spares.empty()) return nullptr;
+  ServedCall* call = t.spares.back();
+  t.spares.pop_back();
+  return call;
+}
+
+// A spare taken for a call that is handed on after all.
+void give_back(ServedCall* spare) {
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  t.spares.push_back(spare);
+}
+
+// `call` (a spare taken, or new and owned by `fresh`) serves the request
+// *request holds (a new shell), or its own shell (a spare's).
+void remember(MPI_Request* request, ServedCall* call, std::unique_ptr<ServedCall> fresh) {
   Table& t = table();
   std::lock_guard lock(t.mutex);
   // Detached calls that ended since: gone now.
-  std::erase_if(t.detached, [](const std::unique_ptr<ServedCall>& c) { return c->done(); });
-  t.calls.emplace(request, std::move(call));
-  t.size.store(t.calls.size() + t.detached.size(), std::memory_order_release);
+  std::erase_if(t.detached, [](const std::unique_ptr<ServedCall>& d) { return d->done(); });
+  if (fresh) {
+    call->shell = *request;
+    t.calls.emplace(*request, std::move(fresh));
+  } else {
+    *request = call->shell;
+    call->spare = false;
+  }
+  t.count();
+  last_request_seen() = {*request, call, t.forgotten.load(std::memory_order_relaxed)};
 }
 
-// `request` leaves the table; its call goes with it, or, where still
-// running (MPI_Request_free of an active request), when it is done.
-void forget(MPI_Request request) {
+// `request` leaves the table. Its call goes with it, or, where still
+// running (MPI_Request_free of an active request), when it is done. An
+// ended MPI_I* call may instead stay as a spare with its shell (`keep`),
+// and then *request becomes MPI_REQUEST_NULL here. Returns whether it did.
+bool forget(MPI_Request* request, bool keep = false) {
   Table& t = table();
-  std::lock_guard lock(t.mutex);
-  const auto found = t.calls.find(request);
-  if (found == t.calls.end()) return;
-  if (!found->second->done()) t.detached.push_back(std::move(found->second));
-  t.calls.erase(found);
-  t.size.store(t.calls.size() + t.detached.size(), std::memory_order_release);
+  std::unique_ptr<ServedCall> gone;
+  {
+    std::lock_guard lock(t.mutex);
+    const auto found = t.calls.find(*request);
+    if (found == t.calls.end() || found->second->spare) return false;
+    ServedCall* call = found->second.get();
+    keep = keep && call->done() && t.spares.size() < Table::kSpares;
+    if (keep) {
+      call->spare = true;
+      t.spares.push_back(call);
+    } else {
+      if (call->done()) {
+        gone = std::move(found->second);
+      } else {
+        t.detached.push_back(std::move(found->second));
+      }
+      t.calls.erase(found);
+    }
+    t.count();
+    t.forgotten.fetch_add(1, std::memory_order_release);
+  }
+  if (keep) *request = MPI_REQUEST_NULL;
+  return keep;
 }
 
 // A request MPI never starts: inactive, so MPI completes it at once with
@@ -141,10 +216,7 @@ int end(MPI_Request* request, ServedCall* call, MPI_Status* status) {
   }
   empty_status(status);
   call->active = false;
-  if (!call->persistent) {
-    forget(*request);
-    PMPI_Request_free(request);
-  }
+  if (!call->persistent && !forget(request, true)) PMPI_Request_free(request);
   return code;
 }
 
@@ -224,24 +296,33 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
       handed_on(function, a.name, "MPI_COMM_NULL");
       return pmpi(request);
     }
-    auto call = std::make_unique<ServedCall>();
+    ServedCall* const spare = take_spare();
+    std::unique_ptr<ServedCall> fresh;
+    ServedCall* const call =
+        spare != nullptr ? spare : (fresh = std::make_unique<ServedCall>()).get();
+    auto hand_on = [&](const std::string& why) {
+      handed_on(function, a.name, why);
+      if (spare != nullptr) give_back(spare);
+      return pmpi(request);
+    };
     // A call's own combiner: the thread's kept ones last only until its
-    // next call.
-    call->combiner.emplace(a.op, describe(a.type), a.type);
-    if (!call->combiner->why_not().empty()) {
-      handed_on(function, a.name, call->combiner->why_not());
-      return pmpi(request);
+    // next call. A spare's serves again where it lasts.
+    if (!call->combiner || call->args.op != a.op || call->args.type != a.type ||
+        !call->combiner->lasts()) {
+      call->combiner.reset();
+      call->combiner.emplace(a.op, describe(a.type), a.type);
     }
-    std::string why;
-    call->queue = queue_for(a.comm, why, call->team, call->lone);
-    if (call->queue == nullptr) {
-      if (why.empty()) {
-        handed_on(function, a.name,
-                  "its communicator's team is not built yet (a blocking reduction builds it)");
-      } else {
-        handed_on(function, a.name, why);
+    if (!call->combiner->why_not().empty()) return hand_on(call->combiner->why_not());
+    if (call->comm != a.comm || call->generation != teams_generation() || call->queue == nullptr) {
+      std::string why;
+      call->comm = a.comm;
+      call->generation = teams_generation();
+      call->queue = queue_for(a.comm, why, call->team, call->lone);
+      if (call->queue == nullptr) {
+        return hand_on(why.empty() ? "its communicator's team is not built yet (a blocking "
+                                     "reduction builds it)"
+                                   : why);
       }
-      return pmpi(request);
     }
     call->args = a;
     if (a.kind == CollectiveKind::reduce_scatter && a.recvcounts != nullptr) {
@@ -251,14 +332,16 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
       call->args.recvcounts = call->recvcounts.data();
     }
     call->persistent = persistent;
-    const int rc = make_shell(request);
-    if (rc != MPI_SUCCESS) return report(a.comm, rc, std::string(a.name) + ": no request");
-    ServedCall* c = call.get();
-    remember(*request, std::move(call));
+    if (fresh) {
+      if (const int rc = make_shell(request); rc != MPI_SUCCESS) {
+        return report(a.comm, rc, std::string(a.name) + ": no request");
+      }
+    }
+    remember(request, call, std::move(fresh));
     count_served(function);
     if (!persistent) {
-      c->active = true;
-      c->queue->start(*c);
+      call->active = true;
+      call->queue->start(*call);
     }
     return MPI_SUCCESS;
   } catch (const std::exception& e) {
@@ -395,7 +478,7 @@ int waitsome(int count, MPI_Request requests[], int* outcount, int indices[],
 }
 
 int request_free(MPI_Request* request) {
-  if (find(*request) != nullptr) forget(*request);  // a running call ends on its own
+  if (find(*request) != nullptr) forget(request);  // a running call ends on its own
   return PMPI_Request_free(request);
 }
 
@@ -438,6 +521,23 @@ int cancel(MPI_Request* request) {
   return report(call->args.comm, MPI_ERR_REQUEST,
                 std::string("MPI_Cancel: the request of ") + call->args.name +
                     ", a collective, cannot be cancelled (MPI forbids it)");
+}
+
+void release_spare_requests() {
+  std::vector<std::unique_ptr<ServedCall>> spares;
+  {
+    Table& t = table();
+    std::lock_guard lock(t.mutex);
+    for (ServedCall* spare : t.spares) {
+      const auto found = t.calls.find(spare->shell);
+      spares.push_back(std::move(found->second));
+      t.calls.erase(found);
+    }
+    t.spares.clear();
+    t.count();
+    t.forgotten.fetch_add(1, std::memory_order_release);
+  }
+  for (auto& call : spares) PMPI_Request_free(&call->shell);
 }
 
 }  // namespace hreduce::detail::mpi_dropin

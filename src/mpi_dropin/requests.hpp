@@ -60,4 +60,8 @@ int start(MPI_Request* request);
 int startall(int count, MPI_Request requests[]);
 int cancel(MPI_Request* request);
 
+// Frees the shells of ended MPI_I* calls kept for reuse: at MPI_Finalize,
+// before MPI goes.
+void release_spare_requests();
+
 }  // namespace hreduce::detail::mpi_dropin

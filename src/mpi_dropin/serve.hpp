@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -52,6 +53,15 @@ class Combiner;
 // learn it at once). Throws hreduce::Error for what the team found.
 int run_call(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath* lone,
              std::string& why);
+
+// The calling thread's last lookup of a served call by its request
+// (requests.cpp): valid while `forgotten` is the request table's count.
+struct RequestSeen {
+  MPI_Request request = nullptr;  // a plain null: see Recent in intercept.cpp
+  void* call = nullptr;
+  std::uint64_t forgotten = 0;
+};
+RequestSeen& last_request_seen();
 
 // Counts a served call of `function` (HREDUCE_MPI_VERBOSE's summary).
 void count_served(MpiFunction function);

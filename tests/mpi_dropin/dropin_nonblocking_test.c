@@ -226,6 +226,61 @@ static void matrix(const Case* cases, int ncases, MPI_Comm comm) {
         }
 }
 
+/* Ints, element by element, whatever the datatype holds of them. */
+static void add_ints(void* in, void* inout, int* len, MPI_Datatype* type) {
+  int bytes = 0;
+  MPI_Type_size(*type, &bytes);
+  for (int i = 0; i < *len * bytes / (int)sizeof(int); ++i) ((int*)inout)[i] += ((int*)in)[i];
+}
+static void max_ints(void* in, void* inout, int* len, MPI_Datatype* type) {
+  int bytes = 0;
+  MPI_Type_size(*type, &bytes);
+  for (int i = 0; i < *len * bytes / (int)sizeof(int); ++i) {
+    if (((int*)in)[i] > ((int*)inout)[i]) ((int*)inout)[i] = ((int*)in)[i];
+  }
+}
+
+/* An ended call is kept for the next one with its shell, combiner and
+ * team. A datatype, op or communicator freed and made anew (MPI often
+ * gives it the old handle) must not keep its old meaning there; nor may a
+ * predefined pair keep the last call's op. */
+static void handles_made_anew(MPI_Comm comm) {
+  enum { N = 7 };
+  int r, in[3 * N], ours[3 * N], theirs[3 * N];
+  MPI_Comm_rank(comm, &r);
+  for (int i = 0; i < 3 * N; ++i) in[i] = (r * 7 + i * 3) % 11 - 5;
+  MPI_Request q;
+  for (int round = 0; round < 6; ++round) {
+    const int per = round % 3 + 1; /* ints in one element of the datatype */
+    MPI_Datatype t;
+    MPI_Type_contiguous(per, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    MPI_Op op;
+    MPI_Op_create(round % 2 ? max_ints : add_ints, 1, &op);
+    MPI_Comm c;
+    MPI_Comm_dup(comm, &c);
+    int x = 1, y = 0;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, c); /* builds its team */
+    CHECK(MPI_Iallreduce(in, ours, N, t, op, c, &q) == MPI_SUCCESS, "Iallreduce, user op");
+    CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS, "wait, user op");
+    PMPI_Allreduce(in, theirs, N, t, op, c);
+    CHECK(memcmp(ours, theirs, sizeof(int) * (size_t)(per * N)) == 0,
+          "round %d: a user op on %d ints made anew differs from PMPI", round, per);
+    MPI_Comm_free(&c);
+    MPI_Op_free(&op);
+    MPI_Type_free(&t);
+  }
+  for (int round = 0; round < 4; ++round) {
+    const MPI_Op predefined = round % 2 ? MPI_MAX : MPI_SUM;
+    CHECK(MPI_Iallreduce(in, ours, 3 * N, MPI_INT, predefined, comm, &q) == MPI_SUCCESS,
+          "Iallreduce, MPI_INT");
+    CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS, "wait, MPI_INT");
+    PMPI_Allreduce(in, theirs, 3 * N, MPI_INT, predefined, comm);
+    CHECK(memcmp(ours, theirs, sizeof(int) * 3 * N) == 0, "round %d: MPI_INT with %s differs",
+          round, round % 2 ? "MPI_MAX" : "MPI_SUM");
+  }
+}
+
 /* Several outstanding, completed in reverse by Test loops; Testall;
  * Waitany; Waitsome; Testsome; Request_get_status. */
 static void several(const Case* sum, MPI_Comm comm) {
@@ -404,6 +459,7 @@ int main(int argc, char** argv) {
     int x = 1, y = 0;
     MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comms[ci]);
     matrix(cases, 4, comms[ci]);
+    handles_made_anew(comms[ci]);
     several(&cases[0], comms[ci]);
     mixed(&cases[0], comms[ci]);
   }

@@ -12,7 +12,7 @@ CallQueue::~CallQueue() {
     stopping_ = true;
   }
   started_.fetch_add(1, std::memory_order_seq_cst);
-  wake_blocked(started_, thread_waiting_);
+  wake_blocked_after_rmw(started_, thread_waiting_);
   thread_.join();
 }
 
@@ -23,7 +23,7 @@ void CallQueue::start(QueuedCall& call) {
     queued_.push_back(&call);
   }
   started_.fetch_add(1, std::memory_order_seq_cst);
-  wake_blocked(started_, thread_waiting_);
+  wake_blocked_after_rmw(started_, thread_waiting_);
 }
 
 bool CallQueue::take_turn() {
@@ -34,7 +34,7 @@ bool CallQueue::take_turn() {
 void CallQueue::give_turn() {
   turn_taken_.store(false, std::memory_order_release);
   events_.fetch_add(1, std::memory_order_seq_cst);
-  wake_blocked(events_, app_waiting_);
+  wake_blocked_after_rmw(events_, app_waiting_);
 }
 
 bool CallQueue::run_oldest() {
@@ -49,9 +49,10 @@ bool CallQueue::run_oldest() {
   // The call's owner may free it as soon as it reads done: nothing here
   // touches it after.
   call->done_.store(true, std::memory_order_release);
-  finished_.fetch_add(1, std::memory_order_release);
+  // Only the turn's holder writes it.
+  finished_.store(finished_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   events_.fetch_add(1, std::memory_order_seq_cst);
-  wake_blocked(events_, app_waiting_);
+  wake_blocked_after_rmw(events_, app_waiting_);
   return true;
 }
 
