@@ -290,19 +290,22 @@ int end_all(MPI_Request requests[], MPI_Status statuses[], const Sorted& s, int 
 int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart pmpi) {
   const MpiFunction function =
       mpi_function(a.kind, persistent ? Form::persistent : Form::nonblocking);
+  // A spare taken and not yet serving goes back to the spares however this
+  // ends (handed on, or an exception), or it would be lost to them.
+  ServedCall* spare = nullptr;
   try {
     if (!settings().enabled) return pmpi(request);
     if (a.comm == MPI_COMM_NULL) {
       handed_on(function, a.name, "MPI_COMM_NULL");
       return pmpi(request);
     }
-    ServedCall* const spare = take_spare();
+    spare = take_spare();
     std::unique_ptr<ServedCall> fresh;
     ServedCall* const call =
         spare != nullptr ? spare : (fresh = std::make_unique<ServedCall>()).get();
     auto hand_on = [&](const std::string& why) {
       handed_on(function, a.name, why);
-      if (spare != nullptr) give_back(spare);
+      if (spare != nullptr) give_back(std::exchange(spare, nullptr));
       return pmpi(request);
     };
     // A call's own combiner: the thread's kept ones last only until its
@@ -338,6 +341,7 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
       }
     }
     remember(request, call, std::move(fresh));
+    spare = nullptr;
     count_served(function);
     if (!persistent) {
       call->active = true;
@@ -345,6 +349,7 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
     }
     return MPI_SUCCESS;
   } catch (const std::exception& e) {
+    if (spare != nullptr) give_back(spare);
     return report(a.comm, MPI_ERR_INTERN, std::string(a.name) + ": " + e.what());
   }
 }
