@@ -1,187 +1,18 @@
 #include "src/mpi_dropin/requests.hpp"
 
-#include <atomic>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "src/engine/nonblocking/call_queue.hpp"
 #include "src/mpi_dropin/datatypes.hpp"
+#include "src/mpi_dropin/served_calls.hpp"
 #include "src/mpi_dropin/tally.hpp"
 #include "src/mpi_dropin/teams.hpp"
 
 namespace hreduce::detail::mpi_dropin {
 namespace {
-
-// One served call: the caller's arguments (its buffers are the call's
-// until it completes), its own combiner and counts, and where it runs.
-class ServedCall final : public QueuedCall {
- public:
-  void run() override;
-
-  Args args{};
-  std::vector<int> recvcounts;  // reduce_scatter's, kept
-  std::optional<Combiner> combiner;
-  Team* team = nullptr;
-  LoneMemberPath* lone = nullptr;
-  CallQueue* queue = nullptr;
-  // What team, lone and queue were found for (they go with the
-  // communicator's state).
-  MPI_Comm comm = MPI_COMM_NULL;
-  unsigned generation = 0;
-  MPI_Request shell = MPI_REQUEST_NULL;  // its request: the table's key
-  bool spare = false;                    // ended, kept for the next call (Table)
-  bool persistent = false;
-  // Started and not yet ended by a completion call. Only the request's
-  // owner touches it (MPI: one thread at a time per request).
-  bool active = false;
-  int error_class = MPI_SUCCESS;  // of the last run
-  std::string error_text;
-};
-
-void ServedCall::run() {
-  error_class = MPI_SUCCESS;
-  error_text.clear();
-  try {
-    error_class = run_call(args, *combiner, team, lone, error_text);
-  } catch (const Error& e) {
-    error_class = class_of(e);
-    error_text = e.what();
-  } catch (const std::exception& e) {
-    error_class = MPI_ERR_INTERN;
-    error_text = e.what();
-  } catch (...) {
-    error_class = MPI_ERR_INTERN;
-    error_text = "an unknown exception";
-  }
-}
-
-// The served calls by their requests. Calls whose request was freed while
-// they ran wait in `detached` until done.
-struct Table {
-  std::mutex mutex;
-  std::unordered_map<MPI_Request, std::unique_ptr<ServedCall>> calls;
-  std::vector<std::unique_ptr<ServedCall>> detached;
-  // Ended MPI_I* calls of `calls`, each kept with its shell for the next
-  // MPI_I* call: allocating a call and its entry, building its combiner,
-  // and making and freeing its shell were about a third of an 8-byte
-  // MPI_Iallreduce (perf). find() does not see them.
-  std::vector<ServedCall*> spares;
-  static constexpr std::size_t kSpares = 16;
-  // Calls that are not spares, detached ones included: while zero,
-  // completion calls go straight to PMPI_* without a lookup.
-  std::atomic<std::size_t> size{0};
-  // Grows whenever a call leaves find()'s sight: a thread's remembered
-  // lookup (RequestSeen) holds while this has not changed.
-  std::atomic<std::uint64_t> forgotten{0};
-
-  void count() {
-    size.store(calls.size() - spares.size() + detached.size(), std::memory_order_release);
-  }
-};
-
-Table& table() {
-  static Table* const t = new Table;  // never destroyed: used up to the end of MPI_Finalize
-  return *t;
-}
-
-bool none_served() { return table().size.load(std::memory_order_acquire) == 0; }
-
-// This thread's last lookup is taken without the table's lock while no
-// call has left the table since: a request's call lives as long as its
-// entry, and only the thread that holds a request may free it (MPI). A
-// start and its wait, or a persistent request's start and wait, then lock
-// nothing.
-ServedCall* find(MPI_Request request) {
-  if (request == MPI_REQUEST_NULL || none_served()) return nullptr;
-  Table& t = table();
-  RequestSeen& seen = last_request_seen();
-  if (seen.request == request && seen.forgotten == t.forgotten.load(std::memory_order_acquire)) {
-    return static_cast<ServedCall*>(seen.call);
-  }
-  std::lock_guard lock(t.mutex);
-  const auto found = t.calls.find(request);
-  if (found == t.calls.end() || found->second->spare) return nullptr;
-  seen = {request, found->second.get(), t.forgotten.load(std::memory_order_relaxed)};
-  return found->second.get();
-}
-
-// A spare call, out of the spares (still unseen by find()), or null.
-ServedCall* take_spare() {
-  Table& t = table();
-  std::lock_guard lock(t.mutex);
-  if (t.spares.empty()) return nullptr;
-  ServedCall* call = t.spares.back();
-  t.spares.pop_back();
-  return call;
-}
-
-// A spare taken for a call that is handed on after all.
-void give_back(ServedCall* spare) {
-  Table& t = table();
-  std::lock_guard lock(t.mutex);
-  t.spares.push_back(spare);
-}
-
-// `call` (a spare taken, or new and owned by `fresh`) serves the request
-// *request holds (a new shell), or its own shell (a spare's).
-void remember(MPI_Request* request, ServedCall* call, std::unique_ptr<ServedCall> fresh) {
-  Table& t = table();
-  std::lock_guard lock(t.mutex);
-  // Detached calls that ended since: gone now.
-  std::erase_if(t.detached, [](const std::unique_ptr<ServedCall>& d) { return d->done(); });
-  if (fresh) {
-    call->shell = *request;
-    t.calls.emplace(*request, std::move(fresh));
-  } else {
-    *request = call->shell;
-    call->spare = false;
-  }
-  t.count();
-  last_request_seen() = {*request, call, t.forgotten.load(std::memory_order_relaxed)};
-}
-
-// `request` leaves the table. Its call goes with it, or, where still
-// running (MPI_Request_free of an active request), when it is done. An
-// ended MPI_I* call may instead stay as a spare with its shell (`keep`),
-// and then *request becomes MPI_REQUEST_NULL here. Returns whether it did.
-bool forget(MPI_Request* request, bool keep = false) {
-  Table& t = table();
-  std::unique_ptr<ServedCall> gone;
-  {
-    std::lock_guard lock(t.mutex);
-    const auto found = t.calls.find(*request);
-    if (found == t.calls.end() || found->second->spare) return false;
-    ServedCall* call = found->second.get();
-    keep = keep && call->done() && t.spares.size() < Table::kSpares;
-    if (keep) {
-      call->spare = true;
-      t.spares.push_back(call);
-    } else {
-      if (call->done()) {
-        gone = std::move(found->second);
-      } else {
-        t.detached.push_back(std::move(found->second));
-      }
-      t.calls.erase(found);
-    }
-    t.count();
-    t.forgotten.fetch_add(1, std::memory_order_release);
-  }
-  if (keep) *request = MPI_REQUEST_NULL;
-  return keep;
-}
-
-// A request MPI never starts: inactive, so MPI completes it at once with
-// an empty status wherever it meets it (requests.hpp).
-int make_shell(MPI_Request* request) {
-  return PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
-}
 
 // What MPI returns for a collective's request: an empty status.
 void empty_status(MPI_Status* status) {
@@ -526,23 +357,6 @@ int cancel(MPI_Request* request) {
   return report(call->args.comm, MPI_ERR_REQUEST,
                 std::string("MPI_Cancel: the request of ") + call->args.name +
                     ", a collective, cannot be cancelled (MPI forbids it)");
-}
-
-void release_spare_requests() {
-  std::vector<std::unique_ptr<ServedCall>> spares;
-  {
-    Table& t = table();
-    std::lock_guard lock(t.mutex);
-    for (ServedCall* spare : t.spares) {
-      const auto found = t.calls.find(spare->shell);
-      spares.push_back(std::move(found->second));
-      t.calls.erase(found);
-    }
-    t.spares.clear();
-    t.count();
-    t.forgotten.fetch_add(1, std::memory_order_release);
-  }
-  for (auto& call : spares) PMPI_Request_free(&call->shell);
 }
 
 }  // namespace hreduce::detail::mpi_dropin

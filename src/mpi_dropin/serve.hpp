@@ -55,7 +55,7 @@ int run_call(const Args& a, const Combiner& combiner, Team* team, LoneMemberPath
              std::string& why);
 
 // The calling thread's last lookup of a served call by its request
-// (requests.cpp): valid while `forgotten` is the request table's count.
+// (served_calls.cpp): valid while `forgotten` is the request table's count.
 struct RequestSeen {
   MPI_Request request = nullptr;  // a plain null: see Recent in intercept.cpp
   void* call = nullptr;
