@@ -270,6 +270,13 @@ int find_op(MPI_Op op) {
   return -1;
 }
 
+// A predefined op on a predefined type (`described` is `type` described):
+// its meaning never changes, so its combiner may serve later calls. A
+// derived type or user op may be freed and come back under the same handle.
+bool lasting_pair(MPI_Op op, const Datatype& described, MPI_Datatype type) {
+  return described.base == type && op != MPI_OP_NULL && find_op(op) >= 0;
+}
+
 std::size_t extent_of(MPI_Datatype type, MPI_Aint* lb = nullptr) {
   MPI_Aint low = 0, extent = 0;
   PMPI_Type_get_extent(type, &low, &extent);
@@ -414,7 +421,7 @@ Combiner::Combiner(MPI_Op op, const Datatype& type, MPI_Datatype original)
   erased_.type = type_tag(type.code);
   erased_.type_name = type_name_.c_str();
   erased_.op_name = o.name;
-  lasts_ = type.base == original;
+  lasts_ = lasting_pair(op, type, original);
 }
 
 const Combiner& combiner_for(MPI_Op op, MPI_Datatype type, std::optional<Combiner>& fresh) {
@@ -430,7 +437,7 @@ const Combiner& combiner_for(MPI_Op op, MPI_Datatype type, std::optional<Combine
     if (k.type == type && k.op == op && k.combiner) return *k.combiner;
   }
   const Datatype described = describe(type);
-  if (described.base != type || op == MPI_OP_NULL || find_op(op) < 0) {
+  if (!lasting_pair(op, described, type)) {
     fresh.emplace(op, described, type);
     return *fresh;
   }

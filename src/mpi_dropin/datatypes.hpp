@@ -49,7 +49,7 @@ class Combiner {
   const ErasedOp& erased() const { return erased_; }
   std::size_t per_element() const { return per_element_; }
   // A predefined op on a predefined type: its meaning never changes, so it
-  // may serve later calls on the same pair (combiner_for keeps such ones).
+  // may serve later calls on the same pair (the rule combiner_for keeps by).
   bool lasts() const { return lasts_; }
 
  private:
