@@ -47,7 +47,10 @@ int end(MPI_Request* request, ServedCall* call, MPI_Status* status) {
   }
   empty_status(status);
   call->active = false;
-  if (!call->persistent && !forget(request, true)) PMPI_Request_free(request);
+  if (!call->persistent && !keep_as_spare(request, call)) {
+    forget(request);
+    PMPI_Request_free(request);
+  }
   return code;
 }
 

@@ -23,15 +23,27 @@ struct Table {
   // MPI_Iallreduce (perf). find() does not see them.
   std::vector<ServedCall*> spares;
   static constexpr std::size_t kSpares = 16;
+  // One more spare, passed on without the lock: a loop of MPI_Iallreduce
+  // and MPI_Wait takes its call from here and puts it back with an
+  // exchange and a compare-exchange, where taking a spare, remembering the
+  // call and forgetting it took three locks and a hash lookup.
+  std::atomic<ServedCall*> quick{nullptr};
   // Calls that are not spares, detached ones included: while zero,
-  // completion calls go straight to PMPI_* without a lookup.
+  // completion calls go straight to PMPI_* without a lookup. Counted up
+  // and down where calls change state, never recomputed, so that the
+  // lock-free paths and the locked ones cannot overwrite each other.
   std::atomic<std::size_t> size{0};
-  // Grows whenever a call leaves find()'s sight: a thread's remembered
-  // lookup (RequestSeen) holds while this has not changed.
+  // Grows whenever a call leaves the table: a thread's remembered lookup
+  // (RequestSeen) holds while this has not changed. A call that becomes a
+  // spare does not leave: it keeps its shell, so a lookup of that shell
+  // still names it, and only its owner held the shell.
   std::atomic<std::uint64_t> forgotten{0};
 
-  void count() {
-    size.store(calls.size() - spares.size() + detached.size(), std::memory_order_release);
+  // Detached calls that ended since: gone now (with the lock).
+  void drop_ended_detached() {
+    const std::size_t ended =
+        std::erase_if(detached, [](const std::unique_ptr<ServedCall>& d) { return d->done(); });
+    if (ended > 0) size.fetch_sub(ended, std::memory_order_release);
   }
 };
 
@@ -75,13 +87,18 @@ ServedCall* find(MPI_Request request) {
   }
   std::lock_guard lock(t.mutex);
   const auto found = t.calls.find(request);
-  if (found == t.calls.end() || found->second->spare) return nullptr;
+  if (found == t.calls.end() || found->second->spare.load(std::memory_order_relaxed)) {
+    return nullptr;
+  }
   seen = {request, found->second.get(), t.forgotten.load(std::memory_order_relaxed)};
   return found->second.get();
 }
 
 ServedCall* take_spare() {
   Table& t = table();
+  if (t.quick.load(std::memory_order_relaxed) != nullptr) {
+    if (ServedCall* call = t.quick.exchange(nullptr, std::memory_order_acquire)) return call;
+  }
   std::lock_guard lock(t.mutex);
   if (t.spares.empty()) return nullptr;
   ServedCall* call = t.spares.back();
@@ -97,45 +114,55 @@ void give_back(ServedCall* spare) {
 
 void remember(MPI_Request* request, ServedCall* call, std::unique_ptr<ServedCall> fresh) {
   Table& t = table();
-  std::lock_guard lock(t.mutex);
-  // Detached calls that ended since: gone now.
-  std::erase_if(t.detached, [](const std::unique_ptr<ServedCall>& d) { return d->done(); });
-  if (fresh) {
+  if (!fresh) {
+    // A spare: its entry and shell are still there.
+    *request = call->shell;
+    call->spare.store(false, std::memory_order_relaxed);
+    t.size.fetch_add(1, std::memory_order_release);
+  } else {
+    std::lock_guard lock(t.mutex);
+    t.drop_ended_detached();
     call->shell = *request;
     t.calls.emplace(*request, std::move(fresh));
-  } else {
-    *request = call->shell;
-    call->spare = false;
+    t.size.fetch_add(1, std::memory_order_release);
   }
-  t.count();
-  last_request_seen() = {*request, call, t.forgotten.load(std::memory_order_relaxed)};
+  last_request_seen() = {*request, call, t.forgotten.load(std::memory_order_acquire)};
 }
 
-bool forget(MPI_Request* request, bool keep) {
+bool keep_as_spare(MPI_Request* request, ServedCall* call) {
+  if (!call->done()) return false;
+  Table& t = table();
+  call->spare.store(true, std::memory_order_relaxed);
+  ServedCall* none = nullptr;
+  if (t.quick.load(std::memory_order_relaxed) != nullptr ||
+      !t.quick.compare_exchange_strong(none, call, std::memory_order_release)) {
+    std::lock_guard lock(t.mutex);
+    if (t.spares.size() >= Table::kSpares) {
+      call->spare.store(false, std::memory_order_relaxed);
+      return false;
+    }
+    t.spares.push_back(call);
+  }
+  t.size.fetch_sub(1, std::memory_order_release);
+  *request = MPI_REQUEST_NULL;
+  return true;
+}
+
+void forget(MPI_Request* request) {
   Table& t = table();
   std::unique_ptr<ServedCall> gone;
-  {
-    std::lock_guard lock(t.mutex);
-    const auto found = t.calls.find(*request);
-    if (found == t.calls.end() || found->second->spare) return false;
-    ServedCall* call = found->second.get();
-    keep = keep && call->done() && t.spares.size() < Table::kSpares;
-    if (keep) {
-      call->spare = true;
-      t.spares.push_back(call);
-    } else {
-      if (call->done()) {
-        gone = std::move(found->second);
-      } else {
-        t.detached.push_back(std::move(found->second));
-      }
-      t.calls.erase(found);
-    }
-    t.count();
-    t.forgotten.fetch_add(1, std::memory_order_release);
+  std::lock_guard lock(t.mutex);
+  const auto found = t.calls.find(*request);
+  if (found == t.calls.end() || found->second->spare.load(std::memory_order_relaxed)) return;
+  t.drop_ended_detached();
+  if (found->second->done()) {
+    gone = std::move(found->second);
+    t.size.fetch_sub(1, std::memory_order_release);
+  } else {
+    t.detached.push_back(std::move(found->second));
   }
-  if (keep) *request = MPI_REQUEST_NULL;
-  return keep;
+  t.calls.erase(found);
+  t.forgotten.fetch_add(1, std::memory_order_release);
 }
 
 int make_shell(MPI_Request* request) {
@@ -147,13 +174,15 @@ void release_spare_requests() {
   {
     Table& t = table();
     std::lock_guard lock(t.mutex);
+    if (ServedCall* quick = t.quick.exchange(nullptr, std::memory_order_acquire)) {
+      t.spares.push_back(quick);
+    }
     for (ServedCall* spare : t.spares) {
       const auto found = t.calls.find(spare->shell);
       spares.push_back(std::move(found->second));
       t.calls.erase(found);
     }
     t.spares.clear();
-    t.count();
     t.forgotten.fetch_add(1, std::memory_order_release);
   }
   for (auto& call : spares) PMPI_Request_free(&call->shell);

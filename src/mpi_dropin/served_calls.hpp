@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +34,10 @@ class ServedCall final : public QueuedCall {
   MPI_Comm comm = MPI_COMM_NULL;
   unsigned generation = 0;
   MPI_Request shell = MPI_REQUEST_NULL;  // its request: the table's key
-  bool spare = false;                    // ended, kept for the next call (Table)
+  // Ended, kept for the next call (Table). Atomic only because another
+  // thread's lookup of the same request, which MPI would call erroneous,
+  // may read it while its owner flips it without the table's lock.
+  std::atomic<bool> spare{false};
   bool persistent = false;
   // Started and not yet ended by a completion call. Only the request's
   // owner touches it (MPI: one thread at a time per request).
@@ -54,11 +58,13 @@ void give_back(ServedCall* spare);
 // `call` (a spare taken, or new and owned by `fresh`) serves the request
 // *request holds (a new shell), or its own shell (a spare's).
 void remember(MPI_Request* request, ServedCall* call, std::unique_ptr<ServedCall> fresh);
+// An ended MPI_I* call stays as a spare with its shell where there is
+// room, and then *request becomes MPI_REQUEST_NULL here. Returns whether
+// it did.
+bool keep_as_spare(MPI_Request* request, ServedCall* call);
 // `request` leaves the table. Its call goes with it, or, where still
-// running (MPI_Request_free of an active request), when it is done. An
-// ended MPI_I* call may instead stay as a spare with its shell (`keep`),
-// and then *request becomes MPI_REQUEST_NULL here. Returns whether it did.
-bool forget(MPI_Request* request, bool keep = false);
+// running (MPI_Request_free of an active request), when it is done.
+void forget(MPI_Request* request);
 // A request MPI never starts: inactive, so MPI completes it at once with
 // an empty status wherever it meets it.
 int make_shell(MPI_Request* request);

@@ -7,21 +7,45 @@ CallQueue::CallQueue(void (*on_thread_start)())
 
 CallQueue::~CallQueue() {
   drain();
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
+  stopping_.store(true, std::memory_order_release);
   started_.fetch_add(1, std::memory_order_seq_cst);
   wake_blocked_after_rmw(started_, thread_waiting_);
   thread_.join();
 }
 
+void CallQueue::append(QueuedCall& call) {
+  call.next_.store(nullptr, std::memory_order_relaxed);
+  QueuedCall* const before = tail_.exchange(&call, std::memory_order_acq_rel);
+  // Until this store, the list ends at `before` for the turn's holder,
+  // which then sees no call to take yet (take_oldest).
+  before->next_.store(&call, std::memory_order_release);
+}
+
+QueuedCall* CallQueue::take_oldest() {
+  QueuedCall* oldest = head_;
+  QueuedCall* next = oldest->next_.load(std::memory_order_acquire);
+  if (oldest == &stub_) {
+    if (next == nullptr) return nullptr;
+    head_ = oldest = next;
+    next = next->next_.load(std::memory_order_acquire);
+  }
+  if (next == nullptr) {
+    // `oldest` is the last call in the list, or a start appending after it
+    // has not linked it yet. The last one leaves only once the stub stands
+    // behind it: the list is never empty, and `oldest` is not touched
+    // after it is returned (its owner may free it once it is done).
+    if (oldest != tail_.load(std::memory_order_acquire)) return nullptr;
+    append(stub_);
+    next = oldest->next_.load(std::memory_order_acquire);
+    if (next == nullptr) return nullptr;
+  }
+  head_ = next;
+  return oldest;
+}
+
 void CallQueue::start(QueuedCall& call) {
   call.done_.store(false, std::memory_order_relaxed);
-  {
-    std::lock_guard lock(mutex_);
-    queued_.push_back(&call);
-  }
+  append(call);
   started_.fetch_add(1, std::memory_order_seq_cst);
   wake_blocked_after_rmw(started_, thread_waiting_);
 }
@@ -37,31 +61,35 @@ void CallQueue::give_turn() {
   wake_blocked_after_rmw(events_, app_waiting_);
 }
 
-bool CallQueue::run_oldest() {
-  QueuedCall* call = nullptr;
-  {
-    std::lock_guard lock(mutex_);
-    if (queued_.empty()) return false;
-    call = queued_.front();
-    queued_.pop_front();
+bool CallQueue::run_with_turn(const QueuedCall* until) {
+  bool ran = false;
+  while (until == nullptr || !until->done()) {
+    QueuedCall* const call = take_oldest();
+    if (call == nullptr) break;
+    // The previous call's waiters; the last call's learn of its end from
+    // give_turn(), which says both at the price of one.
+    if (ran) {
+      events_.fetch_add(1, std::memory_order_seq_cst);
+      wake_blocked_after_rmw(events_, app_waiting_);
+    }
+    call->run();
+    // The call's owner may free it as soon as it reads done: nothing here
+    // touches it after.
+    call->done_.store(true, std::memory_order_release);
+    // Only the turn's holder writes it.
+    finished_.store(finished_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    ran = true;
   }
-  call->run();
-  // The call's owner may free it as soon as it reads done: nothing here
-  // touches it after.
-  call->done_.store(true, std::memory_order_release);
-  // Only the turn's holder writes it.
-  finished_.store(finished_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  events_.fetch_add(1, std::memory_order_seq_cst);
-  wake_blocked_after_rmw(events_, app_waiting_);
-  return true;
+  give_turn();
+  return ran;
 }
 
 void CallQueue::wait(const QueuedCall& call, bool may_run, void (*between)()) {
   while (!call.done()) {
     if (may_run && take_turn()) {
-      while (!call.done() && run_oldest()) {
-      }
-      give_turn();
+      // Nothing to run yet: the call is being appended by a thread that
+      // may share this CPU.
+      if (!run_with_turn(&call) && !call.done()) std::this_thread::yield();
       continue;
     }
     if (between != nullptr) {
@@ -81,9 +109,7 @@ void CallQueue::wait(const QueuedCall& call, bool may_run, void (*between)()) {
 void CallQueue::drain() {
   while (!idle()) {
     if (take_turn()) {
-      while (run_oldest()) {
-      }
-      give_turn();
+      if (!run_with_turn(nullptr)) std::this_thread::yield();
       continue;
     }
     const std::uint64_t seen = events_.load(std::memory_order_acquire);
@@ -110,19 +136,15 @@ void CallQueue::serve() {
   if (on_thread_start_ != nullptr) on_thread_start_();
   for (;;) {
     const std::uint64_t finished = finished_.load(std::memory_order_acquire);
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_ && queued_.empty()) return;
-    }
+    // The destructor drained the queue first, and nothing starts after.
+    if (stopping_.load(std::memory_order_acquire)) return;
     if (started_.load(std::memory_order_acquire) == finished) {
       wait_at_least(started_, finished + 1, Deadline{}, thread_waiting_);
       give_starter_a_head_start();
       continue;
     }
     if (take_turn()) {
-      while (run_oldest()) {
-      }
-      give_turn();
+      if (!run_with_turn(nullptr)) std::this_thread::yield();
       continue;
     }
     const std::uint64_t seen = events_.load(std::memory_order_acquire);

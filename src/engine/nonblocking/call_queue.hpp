@@ -17,13 +17,18 @@
 //   start ──► queue ──► [turn] ──► run (blocking, on the team) ──► done
 //                          ▲                      ▲
 //                  the queue's thread    or a waiting application thread
+//
+// The queue takes no lock: the started calls are linked through their own
+// `next_`, a starter appends with one exchange of the tail, and only the
+// turn's holder takes calls off the head (an intrusive multi-producer,
+// single-consumer list after Vyukov's). A mutex and a deque cost two more
+// atomic read-modify-writes per start and per run, a noticeable share of
+// an 8-byte call.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
-#include <mutex>
 #include <thread>
 
 #include "src/common/wait.hpp"
@@ -41,6 +46,7 @@ class QueuedCall {
  private:
   friend class CallQueue;
   std::atomic<bool> done_{true};
+  std::atomic<QueuedCall*> next_{nullptr};  // the next started call (CallQueue)
 };
 
 class CallQueue {
@@ -74,15 +80,27 @@ class CallQueue {
  private:
   bool take_turn();
   void give_turn();
-  // Runs the oldest queued call; false when none was queued.
-  bool run_oldest();
+  void append(QueuedCall& call);
+  // The oldest queued call, taken off the list (the turn's holder only);
+  // null when none is, or when a start is halfway through appending.
+  QueuedCall* take_oldest();
+  // With the turn: runs the queued calls in order until `until` (null:
+  // every one) is done or none is left, then gives the turn back. Returns
+  // whether any ran.
+  bool run_with_turn(const QueuedCall* until);
   void serve();  // the thread's loop
   void give_starter_a_head_start();
   static constexpr std::chrono::microseconds kHeadStart{5};
 
-  std::mutex mutex_;
-  std::deque<QueuedCall*> queued_;
-  bool stopping_ = false;
+  // Stands in the list when no call does, so that appending never finds
+  // it empty.
+  struct Stub final : QueuedCall {
+    void run() override {}
+  };
+  Stub stub_;
+  std::atomic<QueuedCall*> tail_{&stub_};  // the latest appended
+  QueuedCall* head_ = &stub_;              // the turn's holder's
+  std::atomic<bool> stopping_{false};
   std::atomic<bool> turn_taken_{false};
   std::atomic<std::uint64_t> started_{0};
   std::atomic<std::uint64_t> finished_{0};

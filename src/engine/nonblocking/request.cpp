@@ -187,11 +187,10 @@ RequestHandle issue_call(MemberState& member, const CallArgs& args, bool team_de
                         std::to_string(member.global_rank) + ": " + std::string(why));
   }
   RequestHandle state(spare_request_states.take());
-  const bool on_queues = runs_on_queues(team);
   // The same call again: its checks, signature and copy are its last's
-  // (they were a fifth of an 8-byte iallreduce + wait).
-  const bool repeated =
-      !persistent && team_defaults && !on_queues && carries_same_call(*state, member, args);
+  // (they were a fifth of an 8-byte iallreduce + wait). Its last ran on the
+  // team's pending calls, so the team still runs none on queues.
+  const bool repeated = !persistent && team_defaults && carries_same_call(*state, member, args);
   state->member = &member;
   state->persistent = persistent;
   state->kept_op = std::move(kept_op);
@@ -199,6 +198,7 @@ RequestHandle issue_call(MemberState& member, const CallArgs& args, bool team_de
     start_request(*state);
     return state;
   }
+  const bool on_queues = runs_on_queues(team);
   if (on_queues) {
     if (member.queued_calls == nullptr) {
       member.queued_calls = std::make_unique<CallQueue>(team.queue_thread_start);

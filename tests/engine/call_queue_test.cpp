@@ -1,0 +1,111 @@
+// The nonblocking calls' queue (src/engine/nonblocking/call_queue.hpp): a
+// list linked through the calls, appended to without a lock by the threads
+// that start calls and taken from by whoever holds the turn. The oracle is
+// a plain count and order of what ran.
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "src/engine/nonblocking/call_queue.hpp"
+
+using namespace hreduce::detail;
+
+namespace {
+
+// Counts its runs, and writes the queue-wide order it ran in.
+class CountingCall final : public QueuedCall {
+ public:
+  void run() override {
+    ++runs;
+    order = next_in_order->fetch_add(1, std::memory_order_relaxed);
+  }
+  std::uint64_t runs = 0;
+  std::uint64_t order = 0;
+  std::atomic<std::uint64_t>* next_in_order = nullptr;
+};
+
+}  // namespace
+
+TEST_CASE("call queue: calls run once each, in the order started", "[call_queue]") {
+  std::atomic<std::uint64_t> ran{0};
+  std::vector<CountingCall> calls(200);
+  for (auto& c : calls) c.next_in_order = &ran;
+  CallQueue queue;
+  for (auto& c : calls) queue.start(c);
+  // Only the queue's thread runs them here.
+  queue.wait(calls.back(), false);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    CHECK(calls[i].done());
+    CHECK(calls[i].runs == 1);
+    CHECK(calls[i].order == i);
+  }
+  CHECK(queue.idle());
+}
+
+TEST_CASE("call queue: a call started again at once, by its waiter", "[call_queue]") {
+  // The single-call loop of MPI_Start + MPI_Wait: each wait empties the
+  // list, so each run puts the stand-in back behind the call.
+  std::atomic<std::uint64_t> ran{0};
+  CountingCall call;
+  call.next_in_order = &ran;
+  CallQueue queue;
+  constexpr int kRounds = 20000;
+  for (int i = 0; i < kRounds; ++i) {
+    queue.start(call);
+    queue.wait(call, (i % 3) != 0);  // the queue's thread runs a third
+    REQUIRE(call.done());
+    REQUIRE(call.runs == static_cast<std::uint64_t>(i + 1));
+  }
+  CHECK(ran.load() == kRounds);
+}
+
+TEST_CASE("call queue: several threads start, wait and drain at once", "[call_queue]") {
+  // Oversubscribed on purpose (the machine has 2 cores): starters are
+  // preempted halfway through appending, and takers must wait for the link.
+  constexpr int kThreads = 6;
+  constexpr int kCallsEach = 4;
+  constexpr int kRounds = 1500;
+  std::atomic<std::uint64_t> ran{0};
+  std::atomic<int> out_of_order{0};  // counted here: Catch2's checks are not for threads
+  auto queue = std::make_unique<CallQueue>();
+  std::vector<CountingCall> calls(kThreads * kCallsEach);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      CountingCall* const mine = &calls[static_cast<std::size_t>(t * kCallsEach)];
+      for (int k = 0; k < kCallsEach; ++k) mine[k].next_in_order = &ran;
+      for (int round = 0; round < kRounds; ++round) {
+        for (int k = 0; k < kCallsEach; ++k) queue->start(mine[k]);
+        // Waited for in reverse, some by running, some not, one by drain.
+        for (int k = kCallsEach - 1; k >= 0; --k) queue->wait(mine[k], (round + k) % 2 == 0);
+        if (round % 100 == 0) queue->drain();
+        // Started in order: the later one ran later.
+        for (int k = 1; k < kCallsEach; ++k) {
+          if (mine[k - 1].order >= mine[k].order) out_of_order.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  queue->drain();
+  CHECK(out_of_order.load() == 0);
+  CHECK(queue->idle());
+  for (const auto& c : calls) CHECK(c.runs == kRounds);
+  CHECK(ran.load() == std::uint64_t{kThreads} * kCallsEach * kRounds);
+  queue.reset();  // stops its thread with nothing queued
+}
+
+TEST_CASE("call queue: destroyed with calls still queued, it runs them first", "[call_queue]") {
+  std::atomic<std::uint64_t> ran{0};
+  std::vector<CountingCall> calls(50);
+  for (auto& c : calls) c.next_in_order = &ran;
+  {
+    CallQueue queue;
+    for (auto& c : calls) queue.start(c);
+  }
+  for (const auto& c : calls) CHECK(c.runs == 1);
+  CHECK(ran.load() == calls.size());
+}
