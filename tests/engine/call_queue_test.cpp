@@ -1,9 +1,9 @@
 // The nonblocking calls' queue (src/engine/nonblocking/call_queue.hpp): a
-// list linked through the calls, appended to without a lock by the threads
-// that start calls and taken from by whoever holds the turn. The oracle is
-// a plain count and order of what ran.
-#include <catch2/catch.hpp>
+// ring of numbered slots, written without a lock by the threads that start
+// calls and read in order by whoever holds the turn. The oracle is a plain
+// count and order of what ran.
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -30,8 +30,9 @@ class CountingCall final : public QueuedCall {
 }  // namespace
 
 TEST_CASE("call queue: calls run once each, in the order started", "[call_queue]") {
+  // More than the queue's ring holds: the later starts wait for slots.
   std::atomic<std::uint64_t> ran{0};
-  std::vector<CountingCall> calls(200);
+  std::vector<CountingCall> calls(600);
   for (auto& c : calls) c.next_in_order = &ran;
   CallQueue queue;
   for (auto& c : calls) queue.start(c);
@@ -46,8 +47,7 @@ TEST_CASE("call queue: calls run once each, in the order started", "[call_queue]
 }
 
 TEST_CASE("call queue: a call started again at once, by its waiter", "[call_queue]") {
-  // The single-call loop of MPI_Start + MPI_Wait: each wait empties the
-  // list, so each run puts the stand-in back behind the call.
+  // The single-call loop of MPI_Start + MPI_Wait, round the ring many times.
   std::atomic<std::uint64_t> ran{0};
   CountingCall call;
   call.next_in_order = &ran;
@@ -64,7 +64,8 @@ TEST_CASE("call queue: a call started again at once, by its waiter", "[call_queu
 
 TEST_CASE("call queue: several threads start, wait and drain at once", "[call_queue]") {
   // Oversubscribed on purpose (the machine has 2 cores): starters are
-  // preempted halfway through appending, and takers must wait for the link.
+  // preempted between numbering a call and writing its slot, and the
+  // turn's holder must wait for the slot.
   constexpr int kThreads = 6;
   constexpr int kCallsEach = 4;
   constexpr int kRounds = 1500;

@@ -13,41 +13,31 @@ CallQueue::~CallQueue() {
   thread_.join();
 }
 
-void CallQueue::append(QueuedCall& call) {
-  call.next_.store(nullptr, std::memory_order_relaxed);
-  QueuedCall* const before = tail_.exchange(&call, std::memory_order_acq_rel);
-  // Until this store, the list ends at `before` for the turn's holder,
-  // which then sees no call to take yet (take_oldest).
-  before->next_.store(&call, std::memory_order_release);
+QueuedCall* CallQueue::next_to_run() const {
+  const std::uint64_t next = finished_.load(std::memory_order_relaxed);
+  const Slot& slot = ring_[next % kRing];
+  if (slot.number.load(std::memory_order_acquire) != next + 1) return nullptr;
+  return slot.call;
 }
 
-QueuedCall* CallQueue::take_oldest() {
-  QueuedCall* oldest = head_;
-  QueuedCall* next = oldest->next_.load(std::memory_order_acquire);
-  if (oldest == &stub_) {
-    if (next == nullptr) return nullptr;
-    head_ = oldest = next;
-    next = next->next_.load(std::memory_order_acquire);
+void CallQueue::wait_for_slot(std::uint64_t number) {
+  // The queue's thread runs the calls in the way; this start waits, as a
+  // blocked MPI call would, without running them itself.
+  while (finished_.load(std::memory_order_acquire) + kRing <= number) {
+    const std::uint64_t seen = events_.load(std::memory_order_acquire);
+    if (finished_.load(std::memory_order_acquire) + kRing > number) break;
+    wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
   }
-  if (next == nullptr) {
-    // `oldest` is the last call in the list, or a start appending after it
-    // has not linked it yet. The last one leaves only once the stub stands
-    // behind it: the list is never empty, and `oldest` is not touched
-    // after it is returned (its owner may free it once it is done).
-    if (oldest != tail_.load(std::memory_order_acquire)) return nullptr;
-    append(stub_);
-    next = oldest->next_.load(std::memory_order_acquire);
-    if (next == nullptr) return nullptr;
-  }
-  head_ = next;
-  return oldest;
 }
 
 void CallQueue::start(QueuedCall& call) {
   call.done_.store(false, std::memory_order_relaxed);
-  append(call);
-  started_.fetch_add(1, std::memory_order_seq_cst);
+  const std::uint64_t number = started_.fetch_add(1, std::memory_order_seq_cst);
   wake_blocked_after_rmw(started_, thread_waiting_);
+  if (finished_.load(std::memory_order_acquire) + kRing <= number) wait_for_slot(number);
+  Slot& slot = ring_[number % kRing];
+  slot.call = &call;
+  slot.number.store(number + 1, std::memory_order_release);
 }
 
 bool CallQueue::take_turn() {
@@ -64,7 +54,7 @@ void CallQueue::give_turn() {
 bool CallQueue::run_with_turn(const QueuedCall* until) {
   bool ran = false;
   while (until == nullptr || !until->done()) {
-    QueuedCall* const call = take_oldest();
+    QueuedCall* const call = next_to_run();
     if (call == nullptr) break;
     // The previous call's waiters; the last call's learn of its end from
     // give_turn(), which says both at the price of one.
@@ -76,7 +66,7 @@ bool CallQueue::run_with_turn(const QueuedCall* until) {
     // The call's owner may free it as soon as it reads done: nothing here
     // touches it after.
     call->done_.store(true, std::memory_order_release);
-    // Only the turn's holder writes it.
+    // Only the turn's holder writes it; it frees the call's slot.
     finished_.store(finished_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     ran = true;
   }
@@ -87,8 +77,8 @@ bool CallQueue::run_with_turn(const QueuedCall* until) {
 void CallQueue::wait(const QueuedCall& call, bool may_run, void (*between)()) {
   while (!call.done()) {
     if (may_run && take_turn()) {
-      // Nothing to run yet: the call is being appended by a thread that
-      // may share this CPU.
+      // Nothing to run yet: the call's slot is being written by a thread
+      // that may share this CPU.
       if (!run_with_turn(&call) && !call.done()) std::this_thread::yield();
       continue;
     }
