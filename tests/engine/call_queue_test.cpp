@@ -27,13 +27,19 @@ class CountingCall final : public QueuedCall {
   std::atomic<std::uint64_t>* next_in_order = nullptr;
 };
 
+// `n` calls that number their runs from `ran`.
+std::vector<CountingCall> counting_calls(std::size_t n, std::atomic<std::uint64_t>& ran) {
+  std::vector<CountingCall> calls(n);
+  for (auto& c : calls) c.next_in_order = &ran;
+  return calls;
+}
+
 }  // namespace
 
 TEST_CASE("call queue: calls run once each, in the order started", "[call_queue]") {
   // More than the queue's ring holds: the later starts wait for slots.
   std::atomic<std::uint64_t> ran{0};
-  std::vector<CountingCall> calls(600);
-  for (auto& c : calls) c.next_in_order = &ran;
+  std::vector<CountingCall> calls = counting_calls(600, ran);
   CallQueue queue;
   for (auto& c : calls) queue.start(c);
   // Only the queue's thread runs them here.
@@ -72,12 +78,11 @@ TEST_CASE("call queue: several threads start, wait and drain at once", "[call_qu
   std::atomic<std::uint64_t> ran{0};
   std::atomic<int> out_of_order{0};  // counted here: Catch2's checks are not for threads
   auto queue = std::make_unique<CallQueue>();
-  std::vector<CountingCall> calls(kThreads * kCallsEach);
+  std::vector<CountingCall> calls = counting_calls(kThreads * kCallsEach, ran);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       CountingCall* const mine = &calls[static_cast<std::size_t>(t * kCallsEach)];
-      for (int k = 0; k < kCallsEach; ++k) mine[k].next_in_order = &ran;
       for (int round = 0; round < kRounds; ++round) {
         for (int k = 0; k < kCallsEach; ++k) queue->start(mine[k]);
         // Waited for in reverse, some by running, some not, one by drain.
@@ -101,8 +106,7 @@ TEST_CASE("call queue: several threads start, wait and drain at once", "[call_qu
 
 TEST_CASE("call queue: destroyed with calls still queued, it runs them first", "[call_queue]") {
   std::atomic<std::uint64_t> ran{0};
-  std::vector<CountingCall> calls(50);
-  for (auto& c : calls) c.next_in_order = &ran;
+  std::vector<CountingCall> calls = counting_calls(50, ran);
   {
     CallQueue queue;
     for (auto& c : calls) queue.start(c);
