@@ -271,9 +271,19 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes,
            << kNodeSplitFoldBytes
            << " bytes with both processes folding; a reduce_scatter unless an output lies over "
               "the input the other reads)";
-    } else if (node_->size() > 1) {
+    } else if (node_->size() > 1 && !node_->single_copy_race()) {
       text << "; no single-copy access between processes (HREDUCE_NODE_SINGLE_COPY=off, or the "
               "kernel refused it)";
+    }
+    if (const auto race = node_->single_copy_race()) {
+      text << "; at the team's build an allreduce of " << kNodeRaceBytes
+           << " bytes per process took " << race->single_copy_seconds * 1e6
+           << " us by single copy against " << race->chunks_seconds * 1e6
+           << " us through the chunks (best of " << kNodeRaceRounds
+           << ", summed over the processes), so "
+           << (node_->single_copy() ? "the single copy serves"
+                                    : "the chunks serve every size (HREDUCE_NODE_SINGLE_COPY=on "
+                                      "forces the single copy)");
     }
     if (node_->size() > 1) {
       text << (node_->light_publish()

@@ -25,9 +25,17 @@ std::vector<Candidate> explain_candidates(const MachinePrices& prices, const Top
   }
   if (layout.processes > 1 && settings.node_shared_memory) {
     add("node level", "the runtime's way", chosen, true);
+    // Off, and on without the race (HREDUCE_NODE_SINGLE_COPY=off, =on).
     ModelSettings s = chosen;
-    s.single_copy = !chosen.single_copy;
-    add("node level", chosen.single_copy ? "single copy off" : "single copy on", s, false);
+    if (chosen.single_copy) {
+      s.single_copy = false;
+      add("node level", "single copy off", s, false);
+    }
+    if (layout.processes == 2 && !(chosen.single_copy && !chosen.single_copy_race)) {
+      s.single_copy = true;
+      s.single_copy_race = false;
+      add("node level", "single copy on", s, false);
+    }
   }
   const bool messages = layout.nodes > 1 || (layout.processes > 1 && !settings.node_shared_memory);
   if (messages && (is(call, "allreduce") || is(call, "reduce_scatter_block"))) {

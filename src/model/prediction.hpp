@@ -37,7 +37,10 @@ struct ModelSettings {
   PlacementPolicy placement = PlacementPolicy::compact;
   bool node_shared_memory = true;  // processes of a node combine through the segment
   bool single_copy = true;         // and may use process_vm_readv (if the machine allows)
-  bool zero_copy = false;          // buffers from Team::allocate: no staging, no drain
+  // ... only where it wins the runtime's race against the chunks at the
+  // team's build (HREDUCE_NODE_SINGLE_COPY=auto; false: `on`).
+  bool single_copy_race = true;
+  bool zero_copy = false;  // buffers from Team::allocate: no staging, no drain
   // The inter-process algorithm a program may force (automatic: the runtime's cost model).
   InterAlgorithm inter_allreduce = InterAlgorithm::automatic;
   InterAlgorithm inter_reduce_scatter = InterAlgorithm::automatic;

@@ -113,6 +113,11 @@ struct alignas(128) NodeGroup::ProcessArea {
   // not (2).
   std::uint64_t probe_address = 0;
   std::uint32_t probe_ok = 0;
+  // HREDUCE_NODE_SINGLE_COPY asks for the race (1) or not (2), and this
+  // process's best times in it.
+  std::uint32_t wants_race = 0;
+  double race_single_copy_seconds = 0;
+  double race_chunks_seconds = 0;
   // Whether this process registered for the asymmetric fence (1) or not (2).
   std::uint32_t light_publish_ok = 0;
   // Where the process runs and its members sit, and where it asked for its

@@ -57,8 +57,10 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
       buffers_(static_cast<std::uint64_t>(buffers(size, chunk_bytes))), timeout_(timeout),
       spins_(crowded ? kSpinsShared : kSpinsAlone),
       keep_polling_(crowded ? std::chrono::microseconds(0) : std::chrono::microseconds(1000)),
-      run_ahead_(run_ahead && size > 1), accumulator_(chunk_), scratch_(chunk_),
-      allocations_(rank, size), peer_memory_(make_peer_memory()) {
+      run_ahead_(run_ahead && size > 1),
+      single_copy_setting_(single_copy_setting(environment("HREDUCE_NODE_SINGLE_COPY"))),
+      accumulator_(chunk_), scratch_(chunk_), allocations_(rank, size),
+      peer_memory_(make_peer_memory()) {
   std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
   if (segment_.size() < segment_bytes(size, chunk_bytes)) {
     throw ArgumentError("node level: the segment has " + std::to_string(segment_.size()) +
@@ -249,6 +251,7 @@ Failure NodeGroup::describe(const std::string& mine, const std::string& staging)
   static std::uint64_t probe = kReachProbe;
   const bool exposed = peer_memory_->expose();
   me.probe_address = reinterpret_cast<std::uint64_t>(&probe);
+  me.wants_race = single_copy_setting_ == SingleCopySetting::race ? 1 : 2;
   NodeCallInfo info;
   info.signature = 0x646573637269ull;  // every process describes itself alike
   info.kind = CollectiveKind::barrier;
@@ -262,14 +265,18 @@ Failure NodeGroup::describe(const std::string& mine, const std::string& staging)
   info.signature = 0x70726f6265ull;
   if (Failure failure = agree(info)) return failure;
   single_copy_ = true;
-  bool light = true;
+  bool light = true, race = false;
   for (int q = 0; q < size_; ++q) {
     single_copy_ = single_copy_ && area(q).probe_ok == 1;
     light = light && area(q).light_publish_ok == 1;
+    race = race || area(q).wants_race == 1;
   }
   // Every process switches here, after the same agreement: whatever any of
   // them publishes from now on, the others wait for with the switch made.
   light_publish_ = light;
+  // Only two processes take the single copy (node_way); unless every one
+  // said `on`, they race it against the chunks first.
+  if (single_copy_ && size_ == 2 && race) return race_single_copy();
   return {};
 }
 
@@ -277,7 +284,7 @@ Failure NodeGroup::describe(const std::string& mine, const std::string& staging)
 // the kernel (or a seccomp policy) lets this process reach their memory;
 // all use the single copy only if all can.
 bool NodeGroup::reaches_every_peer() {
-  if (size_ < 2 || !flag_from_environment("HREDUCE_NODE_SINGLE_COPY", true)) return false;
+  if (size_ < 2 || single_copy_setting_ == SingleCopySetting::off) return false;
   peers_.clear();
   peers_.resize(static_cast<std::size_t>(size_));
   for (int q = 0; q < size_; ++q) {

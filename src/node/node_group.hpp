@@ -21,7 +21,8 @@
 //   chunked           node_chunk_ring.cpp: the vector through a ring of
 //                     staging chunks
 //   single copy       node_single_copy.cpp: two processes reach each other's
-//                     private memory (peer_memory.hpp)
+//                     private memory (peer_memory.hpp), where it won
+//                     node_single_copy_race.cpp's race at the team's build
 //   direct            node_allocations.hpp: buffers from allocate(), read and
 //                     written in place by the chunk ring
 //   broadcast         node_broadcast.cpp
@@ -37,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,11 @@ inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 // The single copy (two processes) from this many bytes per process (and
 // above inline_bytes(kind)).
 inline constexpr std::size_t kNodeSingleCopyBytes = 16 * 1024;
+// describe()'s race between the single copy and the chunks: an allreduce of
+// this many bytes per process, each way, best of kNodeRaceRounds after one
+// warm-up round.
+inline constexpr std::size_t kNodeRaceBytes = 128 * 1024;
+inline constexpr int kNodeRaceRounds = 5;
 // A fold that only one process receives (reduce, scan): below this many
 // bytes the receiver reads and folds everything itself; from here the other
 // process folds a part as well and writes it into the receiver's output.
@@ -190,6 +197,10 @@ class NodeGroup {
   std::string description(int rank) const;
   std::string staging_request(int rank) const;
   bool single_copy() const { return single_copy_; }
+  // Where describe() raced the single copy against the chunks
+  // (HREDUCE_NODE_SINGLE_COPY=auto, two processes, the kernel allowing it):
+  // the times summed over the node's processes; else nothing.
+  std::optional<RaceTimes> single_copy_race() const { return race_; }
   NodeShape shape() const { return {size_, chunk_, single_copy_}; }
   // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by
   // describe(); HREDUCE_NODE_ASYMMETRIC_FENCE=off in any process keeps it.
@@ -248,6 +259,9 @@ class NodeGroup {
   // describe()'s probe: whether this process reaches every other's
   // memory through peer_memory_ (opening its endpoints to them).
   bool reaches_every_peer();
+  // describe()'s race (node_single_copy_race.cpp): settles single_copy_ by
+  // timing both ways, the same on every process.
+  Failure race_single_copy();
 
   // Announcing and agreeing (node_agreement.cpp).
   struct Announcement {
@@ -358,7 +372,9 @@ class NodeGroup {
   Deadline deadline_;
   std::uint64_t last_signature_[kNodeSlots];
   bool run_ahead_;
-  bool single_copy_ = false;    // settled by describe()
+  SingleCopySetting single_copy_setting_;  // HREDUCE_NODE_SINGLE_COPY
+  bool single_copy_ = false;               // settled by describe()
+  std::optional<RaceTimes> race_;
   bool light_publish_ = false;  // likewise
   // The last operation this process waited in and compared, and one that
   // every process is known to have announced.

@@ -1,6 +1,10 @@
 #include "src/node/node_way.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "hreduce/error.hpp"
 
 #include "src/node/node_areas.hpp"
 #include "src/node/node_group.hpp"
@@ -31,6 +35,24 @@ NodeWay node_way(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, 
     return NodeWay::single_copy;
   }
   return NodeWay::chunks;
+}
+
+SingleCopySetting single_copy_setting(const char* text) {
+  if (text == nullptr || *text == '\0' || std::strcmp(text, "auto") == 0) {
+    return SingleCopySetting::race;
+  }
+  for (const char* off : {"0", "off", "false", "no"}) {
+    if (std::strcmp(text, off) == 0) return SingleCopySetting::off;
+  }
+  for (const char* on : {"1", "on", "true", "yes"}) {
+    if (std::strcmp(text, on) == 0) return SingleCopySetting::on;
+  }
+  throw ArgumentError(
+      std::string("hreduce: HREDUCE_NODE_SINGLE_COPY must be auto, on or off, got '") + text + "'");
+}
+
+bool single_copy_won(const RaceTimes& summed) {
+  return summed.single_copy_seconds <= summed.chunks_seconds;
 }
 
 std::size_t single_copy_cut(std::size_t count, std::size_t elem_size, int folders, int receiver,

@@ -6,7 +6,9 @@
 //   inline       every input travels inside its process's announcement
 //                (up to node_inline_bytes), read from there by the others;
 //   single copy  two processes read and write each other's memory directly
-//                (process_vm_readv/writev), from kNodeSingleCopyBytes;
+//                (process_vm_readv/writev), from kNodeSingleCopyBytes,
+//                where the kernel allows it and, by default, where it won
+//                a race against the chunks when the team was built;
 //   chunks       the staging ring of the shared segment, chunk by chunk.
 //
 // An op that may throw never goes inline or single copy (the chunks carry
@@ -32,8 +34,25 @@ std::string_view to_string(NodeWay way);
 struct NodeShape {
   int processes = 1;            // on this node
   std::size_t chunk_bytes = 0;  // per chunk and process (NodeGroup::chunk_bytes())
-  bool single_copy = false;     // the kernel lets the processes reach each other's memory
+  bool single_copy = false;     // the processes reach each other's memory, and it pays
 };
+
+// HREDUCE_NODE_SINGLE_COPY: never, wherever the kernel allows it, or (unset
+// or `auto`) where it also won describe()'s race against the chunks. The
+// text is the variable's value (null when unset); anything else is an
+// ArgumentError naming the variable.
+enum class SingleCopySetting : std::uint8_t { off, on, race };
+SingleCopySetting single_copy_setting(const char* text);
+
+// One process's best time for the race's allreduce each way, or their sums.
+struct RaceTimes {
+  double single_copy_seconds = 0;
+  double chunks_seconds = 0;
+};
+// Whether the single copy serves, from every process's times: by their sum,
+// so that every process decides alike, with a tie going to the single copy
+// (it leaves the caches to the application).
+bool single_copy_won(const RaceTimes& summed);
 
 // The largest input that travels inside the announcement, for `processes`
 // processes on the node (node_group.hpp's kNodeInline* constants).

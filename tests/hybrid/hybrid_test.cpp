@@ -52,7 +52,7 @@ detail::InterOptions pipelining(bool on, bool node_level = true) {
 
 TEST_CASE("across_processes says what each call moves between processes", "[hybrid]") {
   const bool single = GENERATE(true, false);
-  if (!single) setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
+  setenv("HREDUCE_NODE_SINGLE_COPY", single ? "on" : "off", 1);
   World pair({1, 1}, {}, pipelining(false, true));
   World three({1, 1, 1}, {}, pipelining(false, true));
   World two_nodes({1, 1, 1, 1}, {0, 0, 1, 1}, pipelining(false, true));
@@ -133,11 +133,7 @@ TEST_CASE("long vectors on two processes of a node, with and without single copy
   const Layout layout =
       GENERATE(Layout{"2 processes x 1", {1, 1}, {}}, Layout{"2 processes of 2 and 3", {2, 3}, {}},
                Layout{"2 nodes of 2 processes", {1, 2, 1, 1}, {0, 0, 1, 1}});
-  if (single) {
-    unsetenv("HREDUCE_NODE_SINGLE_COPY");
-  } else {
-    setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
-  }
+  setenv("HREDUCE_NODE_SINGLE_COPY", single ? "on" : "off", 1);
   World world(layout.threads, layout.node_of, pipelining(false, true));
   unsetenv("HREDUCE_NODE_SINGLE_COPY");
   INFO(layout.name << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -88,18 +89,19 @@ ErasedOp non_throwing_affine() {
   return op;
 }
 
-// HREDUCE_NODE_SINGLE_COPY=off while it lives, unless `on`; unset after.
-struct SingleCopySetting {
-  explicit SingleCopySetting(bool on) {
-    if (on) {
+// HREDUCE_NODE_SINGLE_COPY=`value` while it lives (null: unset, i.e.
+// auto); unset after.
+struct SingleCopyEnvironment {
+  explicit SingleCopyEnvironment(const char* value) {
+    if (value == nullptr) {
       unsetenv("HREDUCE_NODE_SINGLE_COPY");
     } else {
-      setenv("HREDUCE_NODE_SINGLE_COPY", "off", 1);
+      setenv("HREDUCE_NODE_SINGLE_COPY", value, 1);
     }
   }
-  ~SingleCopySetting() { unsetenv("HREDUCE_NODE_SINGLE_COPY"); }
-  SingleCopySetting(const SingleCopySetting&) = delete;
-  SingleCopySetting& operator=(const SingleCopySetting&) = delete;
+  ~SingleCopyEnvironment() { unsetenv("HREDUCE_NODE_SINGLE_COPY"); }
+  SingleCopyEnvironment(const SingleCopyEnvironment&) = delete;
+  SingleCopyEnvironment& operator=(const SingleCopyEnvironment&) = delete;
 };
 
 // Segments this process made that are still in /dev/shm.
@@ -280,7 +282,7 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
   const bool in_place = GENERATE(false, true);
   INFO(P << " processes, " << to_string(kind) << " of " << n << " Affine (16 B)"
          << (in_place ? ", in place" : "") << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));
-  const SingleCopySetting setting(single);
+  const SingleCopyEnvironment setting(single ? "on" : "off");
   auto said = on_node(
       P,
       [&](NodeGroup& g, int rank) -> std::string {
@@ -322,6 +324,60 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
   for (int k = 0; k < P; ++k) CHECK(said[k] == "");
 }
 
+TEST_CASE("by default two processes race the single copy against the chunks and agree",
+          "[node][conformance]") {
+  // HREDUCE_NODE_SINGLE_COPY unset or auto: two processes time both ways
+  // when describe() runs and keep the one with the smaller summed time,
+  // every process alike; `on` and `off` skip the race, and so do three
+  // processes (never the single copy). Then a long allreduce, whichever
+  // way it took, gives the sequential fold.
+  const char* setting = GENERATE(as<const char*>{}, nullptr, "auto", "on", "off");
+  const int P = GENERATE(2, 3);
+  const bool race = P == 2 && (setting == nullptr || std::string(setting) == "auto");
+  INFO(P << " processes, HREDUCE_NODE_SINGLE_COPY=" << (setting ? setting : "(unset)"));
+  const SingleCopyEnvironment environment(setting);
+  constexpr std::size_t n = 40001;
+  std::vector<int> took(P, -1);
+  auto said = on_node(
+      P,
+      [&](NodeGroup& g, int rank) -> std::string {
+        if (std::string failure = g.describe("test").text; !failure.empty()) return failure;
+        const std::optional<RaceTimes> times = g.single_copy_race();
+        if (times.has_value() != race) return "raced where it should not, or the reverse";
+        if (times) {
+          if (!(times->single_copy_seconds > 0 && times->chunks_seconds > 0 &&
+                times->single_copy_seconds < 1 && times->chunks_seconds < 1)) {
+            return "the race's times are not times";
+          }
+          if (g.single_copy() != single_copy_won(*times)) return "kept the slower way";
+        } else if (g.single_copy() != (setting == nullptr || std::string(setting) != "off")) {
+          // Three processes keep the probe's answer, which node_way ignores.
+          return "single_copy() is wrong without a race";
+        }
+        took[rank] = g.single_copy() ? 1 : 0;
+        const ErasedOp op = non_throwing_affine();
+        std::vector<Affine> in(n), out(n, Affine{0, 0});
+        for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
+        NodeReduction r;
+        r.in = in.data();
+        r.count = n;
+        r.op = &op;
+        r.out = out.data();
+        r.out_hi = n;
+        if (std::string failure = g.reduce(info(CollectiveKind::allreduce, n, 13), r).text;
+            !failure.empty()) {
+          return failure;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          if (!(out[i] == affine_fold(P - 1, i))) return "element " + std::to_string(i);
+        }
+        return {};
+      },
+      std::chrono::seconds(30), true, 256 * 1024);
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+  for (int k = 1; k < P; ++k) CHECK(took[k] == took[0]);
+}
+
 TEST_CASE("parts of the total through the single copy give what the chunks give",
           "[node][conformance]") {
   // Each of two processes folds its own part, reading the other's input
@@ -339,7 +395,7 @@ TEST_CASE("parts of the total through the single copy give what the chunks give"
              : placement == own_elements ? "in place at its elements"
                                          : "in place at the start")
          << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));
-  const SingleCopySetting setting(single);
+  const SingleCopyEnvironment setting(single ? "on" : "off");
   // Uneven parts, the first the longest.
   auto bound = [&](int q) { return q == 0 ? 0 : q == P ? n : q * n / P + 37; };
   auto said = on_node(

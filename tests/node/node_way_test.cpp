@@ -37,6 +37,27 @@ TEST_CASE("the single copy: two processes, past the inline size, from 16 KiB") {
   CHECK(node_way(CollectiveKind::scan, 64, 8, false, two, true) == NodeWay::inline_announcement);
 }
 
+TEST_CASE("HREDUCE_NODE_SINGLE_COPY: auto races, on and off decide, anything else is an error",
+          "[negative]") {
+  CHECK(single_copy_setting(nullptr) == SingleCopySetting::race);
+  CHECK(single_copy_setting("") == SingleCopySetting::race);
+  CHECK(single_copy_setting("auto") == SingleCopySetting::race);
+  for (const char* on : {"on", "1", "yes", "true"}) {
+    CHECK(single_copy_setting(on) == SingleCopySetting::on);
+  }
+  for (const char* off : {"off", "0", "no", "false"}) {
+    CHECK(single_copy_setting(off) == SingleCopySetting::off);
+  }
+  CHECK_THROWS_WITH(single_copy_setting("sometimes"),
+                    Catch::Contains("HREDUCE_NODE_SINGLE_COPY") && Catch::Contains("'sometimes'"));
+}
+
+TEST_CASE("the race keeps the way with the smaller summed time, a tie the single copy") {
+  CHECK(single_copy_won({10e-6, 12e-6}));
+  CHECK(single_copy_won({12e-6, 12e-6}));
+  CHECK_FALSE(single_copy_won({12.5e-6, 12e-6}));
+}
+
 TEST_CASE("the single copy's cut: halves, or the receiver's share from 48 KiB") {
   // Two folders (allreduce) or none (an exscan's copy): halves, on a line
   // (8 doubles): 500 elements cut after 504.
