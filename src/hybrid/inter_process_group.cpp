@@ -246,6 +246,35 @@ bool InterProcessGroup::left_fold_by_chain() const {
   return false;
 }
 
+void InterProcessGroup::explain_race(std::ostream& text) const {
+  constexpr CollectiveKind kinds[] = {CollectiveKind::allreduce, CollectiveKind::reduce,
+                                      CollectiveKind::reduce_scatter, CollectiveKind::scan,
+                                      CollectiveKind::exscan};
+  bool first = true, lost = false;
+  for (CollectiveKind kind : kinds) {
+    const std::optional<RaceTimes> race = node_->single_copy_race(kind);
+    if (!race) continue;
+    text << (first ? "; at the team's build it raced the chunks, one call of each kind of " : ",")
+         << (first ? std::to_string(kNodeRaceBytes) + " bytes per process (best of " +
+                         std::to_string(kNodeRaceRounds) +
+                         ", us summed over the processes, single copy against chunks):"
+                   : "")
+         << " " << to_string(kind) << " " << race->single_copy_seconds * 1e6 << " against "
+         << race->chunks_seconds * 1e6;
+    first = false;
+    lost = lost || !node_->single_copy(kind);
+  }
+  if (first) return;
+  std::string served;
+  for (CollectiveKind kind : kinds) {
+    if (node_->single_copy(kind)) served += " " + std::string(to_string(kind));
+  }
+  text << (served.empty()
+               ? "; so the chunks serve every kind"
+               : "; so the single copy serves" + served + (lost ? ", the chunks the others" : ""));
+  if (lost) text << " (HREDUCE_NODE_SINGLE_COPY=on skips the race)";
+}
+
 std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes,
                                        bool commutative) const {
   std::ostringstream text;
@@ -271,19 +300,10 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes,
            << kNodeSplitFoldBytes
            << " bytes with both processes folding; a reduce_scatter unless an output lies over "
               "the input the other reads)";
-    } else if (node_->size() > 1 && !node_->single_copy_race()) {
+      explain_race(text);
+    } else if (node_->size() > 1) {
       text << "; no single-copy access between processes (HREDUCE_NODE_SINGLE_COPY=off, or the "
               "kernel refused it)";
-    }
-    if (const auto race = node_->single_copy_race()) {
-      text << "; at the team's build an allreduce of " << kNodeRaceBytes
-           << " bytes per process took " << race->single_copy_seconds * 1e6
-           << " us by single copy against " << race->chunks_seconds * 1e6
-           << " us through the chunks (best of " << kNodeRaceRounds
-           << ", summed over the processes), so "
-           << (node_->single_copy() ? "the single copy serves"
-                                    : "the chunks serve every size (HREDUCE_NODE_SINGLE_COPY=on "
-                                      "forces the single copy)");
     }
     if (node_->size() > 1) {
       text << (node_->light_publish()

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,6 +122,8 @@ class InterProcessGroup : public ProcessGroup {
   std::vector<std::size_t> process_counts;  // reduce_scatter, leader only
 
  private:
+  // What describe()'s race between the single copy and the chunks found.
+  void explain_race(std::ostream& text) const;
   void build_node_level();
   InterShape inter_shape() const;
   InterOverrides inter_overrides() const;

@@ -32,14 +32,19 @@ CollectiveKind node_kind(CollectiveKind kind, int nodes) {
 }
 
 // The race the runtime runs when it builds a team of two processes on a
-// node (node_single_copy_race.cpp), priced: an allreduce of kNodeRaceBytes
-// between two single-threaded processes, each way.
+// node (node_single_copy_race.cpp), priced: a call of `kind` (the node
+// level's) of kNodeRaceBytes between two single-threaded processes, each
+// way.
 bool single_copy_wins_race(const MachinePrices& prices, const Topology& node,
-                           const ModelSettings& settings) {
+                           const ModelSettings& settings, CollectiveKind kind) {
   ModelSettings s = settings;
   s.single_copy_race = false;
   s.zero_copy = false;
-  const CallCase race{"allreduce", kNodeRaceBytes, "double"};
+  const char* collective =
+      kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::reduce_scatter_block
+          ? "reduce_scatter_block"
+          : to_string(kind);
+  const CallCase race{collective, kNodeRaceBytes, "double"};
   const Layout pair{1, 2, 1};
   RaceTimes times;
   times.single_copy_seconds = predict_hreduce(prices, node, pair, race, s).seconds;
@@ -56,11 +61,12 @@ void NodeCall::node_level_up() {
   std::vector<int> leaders;
   for (int p = 0; p < P; ++p) leaders.push_back(leader(p));
   const CollectiveKind kind = node_kind(kind_, layout_.nodes);
-  bool single_copy = settings_.single_copy && prices_.single_copy_available();
-  if (single_copy && P == 2 && settings_.single_copy_race) {
-    single_copy = single_copy_wins_race(prices_, node_, settings_);
+  NodeShape shape{P, InterOptions{}.node_chunk_bytes,
+                  settings_.single_copy && prices_.single_copy_available()};
+  if (shape.single_copy && P == 2 && settings_.single_copy_race &&
+      !single_copy_wins_race(prices_, node_, settings_, kind)) {
+    shape.chunks_won = kind_bit(kind);
   }
-  const NodeShape shape{P, InterOptions{}.node_chunk_bytes, single_copy};
   const NodeWay way = node_way(kind, call_.bytes_per_member, element_bytes(call_.type), false,
                                shape, is_scan(kind_) && layout_.nodes > 1);
   decisions_ += std::string("; node level: ") + std::string(to_string(way)) + " over " +

@@ -116,8 +116,10 @@ struct alignas(128) NodeGroup::ProcessArea {
   // HREDUCE_NODE_SINGLE_COPY asks for the race (1) or not (2), and this
   // process's best times in it.
   std::uint32_t wants_race = 0;
-  double race_single_copy_seconds = 0;
-  double race_chunks_seconds = 0;
+  RaceTimes race[8];  // by kind_bit's bit
+  // The verdict this process kept from an earlier race of the same pair of
+  // processes: 0x100 | chunks_won, or 0 for none.
+  std::uint32_t race_known = 0;
   // Whether this process registered for the asymmetric fence (1) or not (2).
   std::uint32_t light_publish_ok = 0;
   // Where the process runs and its members sit, and where it asked for its

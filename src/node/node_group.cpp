@@ -258,6 +258,7 @@ Failure NodeGroup::describe(const std::string& mine, const std::string& staging)
   info.type_name = info.op_name = "none";
   if (Failure failure = agree(info)) return failure;
   me.probe_ok = exposed && reaches_every_peer() ? 1 : 2;
+  me.race_known = known_race_verdict();
   me.light_publish_ok =
       flag_from_environment("HREDUCE_NODE_ASYMMETRIC_FENCE", true) && register_asymmetric_fence()
           ? 1

@@ -34,6 +34,8 @@
 // from".
 #pragma once
 
+#include <array>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -197,11 +199,19 @@ class NodeGroup {
   std::string description(int rank) const;
   std::string staging_request(int rank) const;
   bool single_copy() const { return single_copy_; }
+  // Whether long calls of `kind` take it: allowed, and not beaten by the
+  // chunks in describe()'s race.
+  bool single_copy(CollectiveKind kind) const {
+    return single_copy_ && (chunks_won_ & kind_bit(kind)) == 0;
+  }
   // Where describe() raced the single copy against the chunks
   // (HREDUCE_NODE_SINGLE_COPY=auto, two processes, the kernel allowing it):
-  // the times summed over the node's processes; else nothing.
-  std::optional<RaceTimes> single_copy_race() const { return race_; }
-  NodeShape shape() const { return {size_, chunk_, single_copy_}; }
+  // the times of `kind`'s race summed over the node's processes; else
+  // nothing.
+  std::optional<RaceTimes> single_copy_race(CollectiveKind kind) const {
+    return races_[std::countr_zero(kind_bit(kind))];
+  }
+  NodeShape shape() const { return {size_, chunk_, single_copy_, chunks_won_}; }
   // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by
   // describe(); HREDUCE_NODE_ASYMMETRIC_FENCE=off in any process keeps it.
   bool light_publish() const { return light_publish_; }
@@ -259,9 +269,14 @@ class NodeGroup {
   // describe()'s probe: whether this process reaches every other's
   // memory through peer_memory_ (opening its endpoints to them).
   bool reaches_every_peer();
-  // describe()'s race (node_single_copy_race.cpp): settles single_copy_ by
-  // timing both ways, the same on every process.
+  // describe()'s race (node_single_copy_race.cpp): settles chunks_won_ by
+  // timing both ways for each kind, the same on every process.
   Failure race_single_copy();
+  // A verdict kept from an earlier race of the same processes (another
+  // communicator's team), as ProcessArea::race_known: they skip the race
+  // only if all kept the same one.
+  std::uint32_t known_race_verdict() const;
+  Failure race_kind(CollectiveKind kind, RaceTimes& best);
 
   // Announcing and agreeing (node_agreement.cpp).
   struct Announcement {
@@ -372,10 +387,11 @@ class NodeGroup {
   Deadline deadline_;
   std::uint64_t last_signature_[kNodeSlots];
   bool run_ahead_;
-  SingleCopySetting single_copy_setting_;  // HREDUCE_NODE_SINGLE_COPY
-  bool single_copy_ = false;               // settled by describe()
-  std::optional<RaceTimes> race_;
-  bool light_publish_ = false;  // likewise
+  SingleCopySetting single_copy_setting_;          // HREDUCE_NODE_SINGLE_COPY
+  bool single_copy_ = false;                       // settled by describe()
+  std::uint8_t chunks_won_ = 0;                    // likewise (NodeShape::chunks_won)
+  std::array<std::optional<RaceTimes>, 8> races_;  // by kind_bit's bit
+  bool light_publish_ = false;                     // likewise
   // The last operation this process waited in and compared, and one that
   // every process is known to have announced.
   std::uint64_t compared_ = 0, everyone_announced_ = 0;

@@ -26,12 +26,17 @@ std::size_t node_inline_bytes(int processes, CollectiveKind kind) {
   return std::clamp(kNodeInlineBudget / others / 64 * 64, kNodeInlineFloor, kNodeInline);
 }
 
+std::uint8_t kind_bit(CollectiveKind kind) {
+  if (kind == CollectiveKind::reduce_scatter_block) kind = CollectiveKind::reduce_scatter;
+  return static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind));
+}
+
 NodeWay node_way(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, bool may_throw,
                  const NodeShape& shape, bool total_and_prefix) {
   if (may_throw) return NodeWay::chunks;
   if (bytes <= node_inline_bytes(shape.processes, kind)) return NodeWay::inline_announcement;
-  if (shape.single_copy && shape.processes == 2 && elem_size <= shape.chunk_bytes &&
-      bytes >= kNodeSingleCopyBytes && !total_and_prefix) {
+  if (shape.single_copy && (shape.chunks_won & kind_bit(kind)) == 0 && shape.processes == 2 &&
+      elem_size <= shape.chunk_bytes && bytes >= kNodeSingleCopyBytes && !total_and_prefix) {
     return NodeWay::single_copy;
   }
   return NodeWay::chunks;

@@ -34,8 +34,15 @@ std::string_view to_string(NodeWay way);
 struct NodeShape {
   int processes = 1;            // on this node
   std::size_t chunk_bytes = 0;  // per chunk and process (NodeGroup::chunk_bytes())
-  bool single_copy = false;     // the processes reach each other's memory, and it pays
+  bool single_copy = false;     // the processes reach each other's memory
+  // Kinds (kind_bit) whose race the chunks won: those never take the
+  // single copy.
+  std::uint8_t chunks_won = 0;
 };
+
+// A kind's bit in NodeShape::chunks_won; reduce_scatter_block shares
+// reduce_scatter's (the node level serves both alike).
+std::uint8_t kind_bit(CollectiveKind kind);
 
 // HREDUCE_NODE_SINGLE_COPY: never, wherever the kernel allows it, or (unset
 // or `auto`) where it also won describe()'s race against the chunks. The
