@@ -319,6 +319,36 @@ TEST_CASE("the chosen inter-process algorithm can be explained", "[mpi]") {
   }
 }
 
+TEST_CASE("two processes of a node race the single copy and keep the same ways", "[mpi]") {
+  // By default (HREDUCE_NODE_SINGLE_COPY unset) two processes sharing a
+  // node time the single copy against the chunks per kind when the team is
+  // built; every process must keep the same ways, or their calls would not
+  // meet. A second team over the same processes keeps the verdict.
+  const char* per_node = std::getenv("HREDUCE_PROCS_PER_NODE");
+  const int k = per_node ? std::atoi(per_node) : 0;
+  const bool pair = world_size() == 2 && (k == 0 || k >= 2);
+  for (int team_number = 0; team_number < 2; ++team_number) {
+    Team team = make_team(1);
+    const std::string why = team.explain(Collective::allreduce, 1 << 20);
+    INFO(why);
+    const std::size_t raced = why.find("raced the chunks");
+    if (world_size() == 1 || k == 1) CHECK(raced == std::string::npos);  // no pair at all
+    if (!pair || std::getenv("HREDUCE_NODE_SINGLE_COPY") != nullptr) continue;
+    if (why.find("process_vm_readv") == std::string::npos) {
+      WARN("the kernel refused the single copy here: no race");
+      continue;
+    }
+    REQUIRE(raced != std::string::npos);
+    const std::size_t from = why.find("; so the ", raced);
+    REQUIRE(from != std::string::npos);
+    const std::string verdict = why.substr(from, why.find(';', from + 1) - from);
+    char first[512] = {};
+    verdict.copy(first, sizeof first - 1);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    CHECK(everywhere(verdict == std::string(first)));
+  }
+}
+
 TEST_CASE("a long allreduce runs pipelined and equals MPI_Allreduce", "[mpi]") {
   Team team = make_team(0);
   const int first = team.member(0).rank(), here = team.local_size();
