@@ -25,11 +25,11 @@ inline constexpr EnvironmentVariable kEnvironment[] = {
     {"HREDUCE_PROCS_PER_NODE", "0 (the nodes MPI reports)",
      "make_mpi_team: virtual nodes of this many consecutive ranks (to test multi-node logic on "
      "one machine); overrides MpiTeamOptions::procs_per_node"},
-    {"HREDUCE_NODE_SINGLE_COPY", "auto",
+    {"HREDUCE_NODE_SINGLE_COPY", "on",
      "teams over MPI: whether long reductions of two processes of a node read the other's "
-     "memory in one copy (process_vm_readv) instead of the shared segment's chunks; auto: where "
-     "it won a race against the chunks when the team was built; on: wherever the kernel allows; "
-     "off: never"},
+     "memory in one copy (process_vm_readv) instead of the shared segment's chunks; on: "
+     "wherever the kernel allows; off: never; auto: per kind of call, where it won a race "
+     "against the chunks when the team was built (docs/mpi.md)"},
     {"HREDUCE_NODE_ASYMMETRIC_FENCE", "on",
      "teams over MPI: off keeps a fence in every publication of the node level instead of "
      "having waiters about to sleep order it for all (membarrier)"},

@@ -25,16 +25,19 @@ std::vector<Candidate> explain_candidates(const MachinePrices& prices, const Top
   }
   if (layout.processes > 1 && settings.node_shared_memory) {
     add("node level", "the runtime's way", chosen, true);
-    // Off, and on without the race (HREDUCE_NODE_SINGLE_COPY=off, =on).
+    // HREDUCE_NODE_SINGLE_COPY=off, =on and =auto, other than the chosen.
     ModelSettings s = chosen;
     if (chosen.single_copy) {
       s.single_copy = false;
       add("node level", "single copy off", s, false);
     }
-    if (layout.processes == 2 && !(chosen.single_copy && !chosen.single_copy_race)) {
+    for (const bool race : {false, true}) {
+      if (layout.processes != 2 || (chosen.single_copy && chosen.single_copy_race == race)) {
+        continue;
+      }
       s.single_copy = true;
-      s.single_copy_race = false;
-      add("node level", "single copy on", s, false);
+      s.single_copy_race = race;
+      add("node level", race ? "single copy auto (raced)" : "single copy on", s, false);
     }
   }
   const bool messages = layout.nodes > 1 || (layout.processes > 1 && !settings.node_shared_memory);

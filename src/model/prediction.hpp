@@ -38,8 +38,8 @@ struct ModelSettings {
   bool node_shared_memory = true;  // processes of a node combine through the segment
   bool single_copy = true;         // and may use process_vm_readv (if the machine allows)
   // ... only where it wins the runtime's race against the chunks at the
-  // team's build (HREDUCE_NODE_SINGLE_COPY=auto; false: `on`).
-  bool single_copy_race = true;
+  // team's build (HREDUCE_NODE_SINGLE_COPY=auto; false: `on`, the default).
+  bool single_copy_race = false;
   bool zero_copy = false;  // buffers from Team::allocate: no staging, no drain
   // The inter-process algorithm a program may force (automatic: the runtime's cost model).
   InterAlgorithm inter_allreduce = InterAlgorithm::automatic;

@@ -275,8 +275,8 @@ Failure NodeGroup::describe(const std::string& mine, const std::string& staging)
   // Every process switches here, after the same agreement: whatever any of
   // them publishes from now on, the others wait for with the switch made.
   light_publish_ = light;
-  // Only two processes take the single copy (node_way); unless every one
-  // said `on`, they race it against the chunks first.
+  // Only two processes take the single copy (node_way); where any said
+  // `auto`, they race it against the chunks first.
   if (single_copy_ && size_ == 2 && race) return race_single_copy();
   return {};
 }

@@ -21,8 +21,8 @@
 //   chunked           node_chunk_ring.cpp: the vector through a ring of
 //                     staging chunks
 //   single copy       node_single_copy.cpp: two processes reach each other's
-//                     private memory (peer_memory.hpp), where it won
-//                     node_single_copy_race.cpp's race at the team's build
+//                     private memory (peer_memory.hpp); with `auto`, where
+//                     it won node_single_copy_race.cpp's race at the build
 //   direct            node_allocations.hpp: buffers from allocate(), read and
 //                     written in place by the chunk ring
 //   broadcast         node_broadcast.cpp
@@ -205,7 +205,8 @@ class NodeGroup {
     return single_copy_ && (chunks_won_ & kind_bit(kind)) == 0;
   }
   // Where describe() raced the single copy against the chunks
-  // (HREDUCE_NODE_SINGLE_COPY=auto, two processes, the kernel allowing it):
+  // (HREDUCE_NODE_SINGLE_COPY=auto in some process, two processes, the
+  // kernel allowing it):
   // the times of `kind`'s race summed over the node's processes; else
   // nothing.
   std::optional<RaceTimes> single_copy_race(CollectiveKind kind) const {

@@ -1,17 +1,17 @@
-// describe()'s race: whether the single copy pays on this machine, for
-// each kind of call.
+// describe()'s race (HREDUCE_NODE_SINGLE_COPY=auto): whether the single
+// copy pays on this machine, for each kind of call.
 //
 // Reading the other process's memory (process_vm_readv/writev) saves the
 // chunks' second copy, but what one such call costs depends on the machine:
 // on a quiet Intel server the single copy beat the chunks 1.3–3.3× at
-// 64–256 KiB, on a 2-vCPU virtual machine each call cost about five
-// memcpys of its bytes and the chunks won an allreduce, a reduce and a scan
-// by 1.2–1.9× at 32 KiB – 1 MiB, while a reduce_scatter, which reads only
-// half the other's input and writes nothing back, tied at 128 KiB
-// (docs/mpi.md). No constant serves all, so the two processes
-// time one call of each kind each way, in turns, and all keep, per kind,
-// the way that took less time summed over them (single_copy_won), so that
-// every process switches alike.
+// 64–256 KiB; on a 2-vCPU virtual machine the chunks were up to 1.3× faster
+// while the host's cores were close, and 2–5× slower while they were far
+// (docs/mpi.md). Where the machine holds still, timing both ways settles
+// it: the two processes time one call of each kind each way, in turns, and
+// all keep, per kind, the way that took less time summed over them
+// (single_copy_won), so that every process switches alike. Not the
+// default: a race sees only the phase the machine is in while the team is
+// built.
 #include <algorithm>
 #include <array>
 #include <bit>

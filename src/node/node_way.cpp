@@ -43,9 +43,8 @@ NodeWay node_way(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, 
 }
 
 SingleCopySetting single_copy_setting(const char* text) {
-  if (text == nullptr || *text == '\0' || std::strcmp(text, "auto") == 0) {
-    return SingleCopySetting::race;
-  }
+  if (text == nullptr || *text == '\0') return SingleCopySetting::on;
+  if (std::strcmp(text, "auto") == 0) return SingleCopySetting::race;
   for (const char* off : {"0", "off", "false", "no"}) {
     if (std::strcmp(text, off) == 0) return SingleCopySetting::off;
   }

@@ -7,8 +7,9 @@
 //                (up to node_inline_bytes), read from there by the others;
 //   single copy  two processes read and write each other's memory directly
 //                (process_vm_readv/writev), from kNodeSingleCopyBytes,
-//                where the kernel allows it and, by default, where it won
-//                a race against the chunks when the team was built;
+//                where the kernel allows it (and, with
+//                HREDUCE_NODE_SINGLE_COPY=auto, where it won a race
+//                against the chunks when the team was built);
 //   chunks       the staging ring of the shared segment, chunk by chunk.
 //
 // An op that may throw never goes inline or single copy (the chunks carry
@@ -44,10 +45,10 @@ struct NodeShape {
 // reduce_scatter's (the node level serves both alike).
 std::uint8_t kind_bit(CollectiveKind kind);
 
-// HREDUCE_NODE_SINGLE_COPY: never, wherever the kernel allows it, or (unset
-// or `auto`) where it also won describe()'s race against the chunks. The
-// text is the variable's value (null when unset); anything else is an
-// ArgumentError naming the variable.
+// HREDUCE_NODE_SINGLE_COPY: never, (unset or `on`) wherever the kernel
+// allows it, or (`auto`) where it also won describe()'s race against the
+// chunks. The text is the variable's value (null when unset); anything
+// else is an ArgumentError naming the variable.
 enum class SingleCopySetting : std::uint8_t { off, on, race };
 SingleCopySetting single_copy_setting(const char* text);
 

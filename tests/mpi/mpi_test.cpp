@@ -320,20 +320,26 @@ TEST_CASE("the chosen inter-process algorithm can be explained", "[mpi]") {
 }
 
 TEST_CASE("two processes of a node race the single copy and keep the same ways", "[mpi]") {
-  // By default (HREDUCE_NODE_SINGLE_COPY unset) two processes sharing a
-  // node time the single copy against the chunks per kind when the team is
-  // built; every process must keep the same ways, or their calls would not
-  // meet. A second team over the same processes keeps the verdict.
+  // With HREDUCE_NODE_SINGLE_COPY=auto two processes sharing a node time
+  // the single copy against the chunks per kind when the team is built;
+  // every process must keep the same ways, or their calls would not meet.
+  // A second team over the same processes keeps the verdict. Unset (on):
+  // no race.
   const char* per_node = std::getenv("HREDUCE_PROCS_PER_NODE");
   const int k = per_node ? std::atoi(per_node) : 0;
   const bool pair = world_size() == 2 && (k == 0 || k >= 2);
+  REQUIRE(std::getenv("HREDUCE_NODE_SINGLE_COPY") == nullptr);
+  const std::string unset_why = make_team(1).explain(Collective::allreduce, 1 << 20);
+  CHECK(unset_why.find("raced the chunks") == std::string::npos);
   for (int team_number = 0; team_number < 2; ++team_number) {
+    setenv("HREDUCE_NODE_SINGLE_COPY", "auto", 1);
     Team team = make_team(1);
+    unsetenv("HREDUCE_NODE_SINGLE_COPY");
     const std::string why = team.explain(Collective::allreduce, 1 << 20);
     INFO(why);
     const std::size_t raced = why.find("raced the chunks");
     if (world_size() == 1 || k == 1) CHECK(raced == std::string::npos);  // no pair at all
-    if (!pair || std::getenv("HREDUCE_NODE_SINGLE_COPY") != nullptr) continue;
+    if (!pair) continue;
     if (why.find("process_vm_readv") == std::string::npos) {
       WARN("the kernel refused the single copy here: no race");
       continue;

@@ -9,11 +9,8 @@
 set -euo pipefail
 program=$1 np=$2 mode=$3 library=$(realpath "$4") per_node=${5:-0} warmup=${6:-2} expected=${7:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# The single copy on wherever the kernel allows, so that two processes'
-# long vectors take it whichever way the team's race would go here (the
-# race itself: node_group_test, and every other MPI test).
 env_args=(-x HREDUCE_MPI_VERBOSE=1 -x HREDUCE_MPI_WARMUP_CALLS=$warmup
-  -x HREDUCE_PROCS_PER_NODE=$per_node -x HREDUCE_NODE_SINGLE_COPY=on)
+  -x HREDUCE_PROCS_PER_NODE=$per_node)
 case $mode in
   preload) env_args+=(-x LD_PRELOAD="$library") ;;
   off) env_args+=(-x LD_PRELOAD="$library" -x HREDUCE_MPI=off) ;;

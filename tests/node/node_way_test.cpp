@@ -37,10 +37,10 @@ TEST_CASE("the single copy: two processes, past the inline size, from 16 KiB") {
   CHECK(node_way(CollectiveKind::scan, 64, 8, false, two, true) == NodeWay::inline_announcement);
 }
 
-TEST_CASE("HREDUCE_NODE_SINGLE_COPY: auto races, on and off decide, anything else is an error",
+TEST_CASE("HREDUCE_NODE_SINGLE_COPY: on by default, auto races, anything else is an error",
           "[negative]") {
-  CHECK(single_copy_setting(nullptr) == SingleCopySetting::race);
-  CHECK(single_copy_setting("") == SingleCopySetting::race);
+  CHECK(single_copy_setting(nullptr) == SingleCopySetting::on);
+  CHECK(single_copy_setting("") == SingleCopySetting::on);
   CHECK(single_copy_setting("auto") == SingleCopySetting::race);
   for (const char* on : {"on", "1", "yes", "true"}) {
     CHECK(single_copy_setting(on) == SingleCopySetting::on);
