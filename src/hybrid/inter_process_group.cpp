@@ -272,7 +272,7 @@ void InterProcessGroup::explain_race(std::ostream& text) const {
   text << (served.empty()
                ? "; so the chunks serve every kind"
                : "; so the single copy serves" + served + (lost ? ", the chunks the others" : ""));
-  if (lost) text << " (HREDUCE_NODE_SINGLE_COPY=on skips the race)";
+  if (lost) text << " (HREDUCE_NODE_SINGLE_COPY unset or on: the single copy, no race)";
 }
 
 std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes,

@@ -83,9 +83,9 @@ inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
 // The single copy (two processes) from this many bytes per process (and
 // above inline_bytes(kind)).
 inline constexpr std::size_t kNodeSingleCopyBytes = 16 * 1024;
-// describe()'s race between the single copy and the chunks: an allreduce of
-// this many bytes per process, each way, best of kNodeRaceRounds after one
-// warm-up round.
+// describe()'s race between the single copy and the chunks
+// (HREDUCE_NODE_SINGLE_COPY=auto): a call of each kind of this many bytes
+// per process, each way, best of kNodeRaceRounds after a warm-up.
 inline constexpr std::size_t kNodeRaceBytes = 128 * 1024;
 inline constexpr int kNodeRaceRounds = 5;
 // A fold that only one process receives (reduce, scan): below this many
@@ -206,9 +206,8 @@ class NodeGroup {
   }
   // Where describe() raced the single copy against the chunks
   // (HREDUCE_NODE_SINGLE_COPY=auto in some process, two processes, the
-  // kernel allowing it):
-  // the times of `kind`'s race summed over the node's processes; else
-  // nothing.
+  // kernel allowing it): the times of `kind`'s race summed over the node's
+  // processes; else nothing.
   std::optional<RaceTimes> single_copy_race(CollectiveKind kind) const {
     return races_[std::countr_zero(kind_bit(kind))];
   }

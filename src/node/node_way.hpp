@@ -52,7 +52,7 @@ std::uint8_t kind_bit(CollectiveKind kind);
 enum class SingleCopySetting : std::uint8_t { off, on, race };
 SingleCopySetting single_copy_setting(const char* text);
 
-// One process's best time for the race's allreduce each way, or their sums.
+// One process's best time for one kind's race call each way, or their sums.
 struct RaceTimes {
   double single_copy_seconds = 0;
   double chunks_seconds = 0;
