@@ -7,9 +7,11 @@
 #include <catch2/catch.hpp>
 
 #include "hreduce/error.hpp"
+#include "src/model/explain.hpp"
 #include "src/model/machines.hpp"
 #include "src/model/message_steps.hpp"
 #include "src/model/prediction.hpp"
+#include "src/node/node_group.hpp"
 #include "src/probe/pairs.hpp"
 
 namespace md = hreduce::detail::model;
@@ -166,6 +168,48 @@ TEST_CASE("the node level's way is the runtime's node_way", "[model]") {
   no_single_copy.single_copy = false;
   CHECK_THAT(predict({1, 2, 1}, {"allreduce", 1 << 20, "double"}, no_single_copy).decisions,
              Catch::Contains("node level: chunks"));
+}
+
+TEST_CASE("with the race, the node level takes the way priced faster at the race's size",
+          "[model]") {
+  // HREDUCE_NODE_SINGLE_COPY=auto: the runtime keeps, per kind, the way
+  // that ran faster at kNodeRaceBytes; the model replays that race with
+  // its prices. The oracle: the two predictions at that size, made apart.
+  md::ModelSettings on, off, raced;
+  off.single_copy = false;
+  raced.single_copy_race = true;
+  for (const char* collective : {"allreduce", "reduce", "scan", "exscan"}) {
+    INFO(collective);
+    const md::CallCase at_race{collective, hreduce::detail::kNodeRaceBytes, "double"};
+    const bool single_faster =
+        predict({1, 2, 1}, at_race, on).seconds <= predict({1, 2, 1}, at_race, off).seconds;
+    CHECK_THAT(predict({1, 2, 1}, {collective, 1 << 20, "double"}, raced).decisions,
+               Catch::Contains(single_faster ? "node level: single copy" : "node level: chunks"));
+  }
+  // A machine whose process_vm_readv crawls: the race goes to the chunks,
+  // which `on` ignores.
+  pr::MachineDescription slow = toy_machine();
+  slow.cross_process.vm_readv_seconds_per_kib = 1e-3;
+  const md::MachinePrices prices(slow);
+  const hreduce::Topology node = md::topology_of(prices.topology());
+  const md::CallCase long_call{"allreduce", 1 << 20, "double"};
+  CHECK_THAT(md::predict_hreduce(prices, node, {1, 2, 1}, long_call, raced).decisions,
+             Catch::Contains("node level: chunks"));
+  CHECK_THAT(md::predict_hreduce(prices, node, {1, 2, 1}, long_call, on).decisions,
+             Catch::Contains("node level: single copy"));
+  // --explain's node-level candidates: the runtime's way, off, and the
+  // race (two processes only).
+  std::vector<std::string> whats;
+  for (const md::Candidate& c : md::explain_candidates(prices, node, {1, 2, 1}, long_call, on)) {
+    if (c.level == "node level") whats.push_back(c.what);
+  }
+  CHECK(whats == std::vector<std::string>{"the runtime's way", "single copy off",
+                                          "single copy auto (raced)"});
+  whats.clear();
+  for (const md::Candidate& c : md::explain_candidates(prices, node, {1, 3, 1}, long_call, on)) {
+    if (c.level == "node level") whats.push_back(c.what);
+  }
+  CHECK(whats == std::vector<std::string>{"the runtime's way", "single copy off"});
 }
 
 TEST_CASE("between nodes: the runtime's algorithm, priced step by step", "[model]") {
