@@ -89,8 +89,8 @@ ErasedOp non_throwing_affine() {
   return op;
 }
 
-// HREDUCE_NODE_SINGLE_COPY=`value` while it lives (null: unset, i.e.
-// auto); unset after.
+// HREDUCE_NODE_SINGLE_COPY=`value` while it lives (null: unset, which
+// means on); unset after.
 struct SingleCopyEnvironment {
   explicit SingleCopyEnvironment(const char* value) {
     if (value == nullptr) {
