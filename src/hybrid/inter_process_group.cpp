@@ -247,11 +247,8 @@ bool InterProcessGroup::left_fold_by_chain() const {
 }
 
 void InterProcessGroup::explain_race(std::ostream& text) const {
-  constexpr CollectiveKind kinds[] = {CollectiveKind::allreduce, CollectiveKind::reduce,
-                                      CollectiveKind::reduce_scatter, CollectiveKind::scan,
-                                      CollectiveKind::exscan};
   bool first = true, lost = false;
-  for (CollectiveKind kind : kinds) {
+  for (CollectiveKind kind : kNodeRacedKinds) {
     const std::optional<RaceTimes> race = node_->single_copy_race(kind);
     if (!race) continue;
     text << (first ? "; at the team's build it raced the chunks, one call of each kind of " : ",")
@@ -266,7 +263,7 @@ void InterProcessGroup::explain_race(std::ostream& text) const {
   }
   if (first) return;
   std::string served;
-  for (CollectiveKind kind : kinds) {
+  for (CollectiveKind kind : kNodeRacedKinds) {
     if (node_->single_copy(kind)) served += " " + std::string(to_string(kind));
   }
   text << (served.empty()

@@ -20,18 +20,6 @@ bool partially_overlap(const void* a, const void* b, std::size_t bytes) {
 
 }  // namespace
 
-NodeReduction node_reduction(const void* in, std::size_t count, const ErasedOp& op, void* out,
-                             std::size_t out_lo, std::size_t out_hi) {
-  NodeReduction r;
-  r.in = in;
-  r.count = count;
-  r.op = &op;
-  r.out = out;
-  r.out_lo = out_lo;
-  r.out_hi = out_hi;
-  return r;
-}
-
 NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::size_t count,
                             int root, const ErasedOp& op, const Failure& failure) {
   NodeCallInfo info;

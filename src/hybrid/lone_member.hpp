@@ -34,12 +34,6 @@ namespace hreduce::detail {
 
 class MemberState;
 
-// A node reduction of `count` elements of `op` from `in`, this process
-// receiving elements [out_lo, out_hi) at `out`; callers set the rest (a
-// scan's prefix, running ahead, a private input) on what it returns.
-NodeReduction node_reduction(const void* in, std::size_t count, const ErasedOp& op,
-                             void* out = nullptr, std::size_t out_lo = 0, std::size_t out_hi = 0);
-
 // What this process announces to the node: the call, and `failure` when it
 // failed already.
 NodeCallInfo node_call_info(std::uint64_t signature, CollectiveKind kind, std::size_t count,

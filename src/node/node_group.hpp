@@ -137,6 +137,28 @@ struct NodeReduction {
   bool input_private = false;
 };
 
+// A node reduction of `count` elements of `op` from `in`, this process
+// receiving elements [out_lo, out_hi) at `out`; callers set the rest (a
+// scan's prefix, running ahead, a private input) on what it returns.
+inline NodeReduction node_reduction(const void* in, std::size_t count, const ErasedOp& op,
+                                    void* out = nullptr, std::size_t out_lo = 0,
+                                    std::size_t out_hi = 0) {
+  NodeReduction r;
+  r.in = in;
+  r.count = count;
+  r.op = &op;
+  r.out = out;
+  r.out_lo = out_lo;
+  r.out_hi = out_hi;
+  return r;
+}
+
+// The kinds describe()'s race times (HREDUCE_NODE_SINGLE_COPY=auto), in its
+// order; reduce_scatter_block goes as reduce_scatter (kind_bit).
+inline constexpr CollectiveKind kNodeRacedKinds[] = {
+    CollectiveKind::allreduce, CollectiveKind::reduce, CollectiveKind::reduce_scatter,
+    CollectiveKind::scan, CollectiveKind::exscan};
+
 // The node level of one team, as one process sees it. Every operation is
 // collective over the node's processes, called in the same order by each.
 class NodeGroup {

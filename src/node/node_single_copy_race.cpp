@@ -32,10 +32,6 @@ namespace hreduce::detail {
 
 namespace {
 
-constexpr CollectiveKind kRaced[] = {CollectiveKind::allreduce, CollectiveKind::reduce,
-                                     CollectiveKind::reduce_scatter, CollectiveKind::scan,
-                                     CollectiveKind::exscan};
-
 // The verdicts of this process's races so far, by the pair of processes
 // (in node rank order) and chunk size: a race costs a few milliseconds, and
 // a program may build a team per communicator over the same two processes.
@@ -57,26 +53,17 @@ Failure NodeGroup::race_kind(CollectiveKind kind, RaceTimes& best) {
   constexpr std::size_t kCount = kNodeRaceBytes / sizeof(double);
   std::vector<double> in(kCount, 1.0), out(kCount, 0.0);
   static const ErasedOp sum = erase_op<double>(op::sum);
-  NodeReduction r;
-  r.in = in.data();
-  r.count = kCount;
-  r.op = &sum;
-  switch (kind) {
-    case CollectiveKind::reduce:  // to process 0
-      r.out = out.data();
-      r.out_hi = rank_ == 0 ? kCount : 0;
-      break;
-    case CollectiveKind::reduce_scatter:  // a half each
-      r.out = out.data();
-      r.out_lo = rank_ == 0 ? 0 : kCount / 2;
-      r.out_hi = rank_ == 0 ? kCount / 2 : kCount;
-      break;
-    case CollectiveKind::scan:
-    case CollectiveKind::exscan:
-      r.prefix = out.data();
-      r.inclusive = kind == CollectiveKind::scan;
-      break;
-    default: r.out = out.data(); r.out_hi = kCount;
+  const bool scans = kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
+  NodeReduction r = scans ? node_reduction(in.data(), kCount, sum)
+                          : node_reduction(in.data(), kCount, sum, out.data(), 0, kCount);
+  if (scans) {
+    r.prefix = out.data();
+    r.inclusive = kind == CollectiveKind::scan;
+  } else if (kind == CollectiveKind::reduce) {  // to process 0
+    r.out_hi = rank_ == 0 ? kCount : 0;
+  } else if (kind == CollectiveKind::reduce_scatter) {  // a half each
+    r.out_lo = rank_ == 0 ? 0 : kCount / 2;
+    r.out_hi = rank_ == 0 ? kCount / 2 : kCount;
   }
   NodeCallInfo info;
   info.signature = 0x7261636500ull + static_cast<std::uint64_t>(kind);  // alike everywhere
@@ -89,7 +76,7 @@ Failure NodeGroup::race_kind(CollectiveKind kind, RaceTimes& best) {
   // kind's, as each call takes the ring's next chunk, every chunk of the
   // ring (else the chunks would pay their page faults here, about 5x their
   // time, and never again).
-  const int warm_up = kind == kRaced[0] ? 1 + static_cast<int>(buffers_) : 1;
+  const int warm_up = kind == kNodeRacedKinds[0] ? 1 + static_cast<int>(buffers_) : 1;
   for (int round = -warm_up; round < kNodeRaceRounds; ++round) {
     for (const bool single : {true, false}) {
       if (single && round < -1) continue;
@@ -119,11 +106,11 @@ Failure NodeGroup::race_single_copy() {
   if (known != 0 && area(1).race_known == known) {
     const std::lock_guard lock(verdicts_mutex);
     chunks_won_ = static_cast<std::uint8_t>(known & 0xff);
-    races_ = verdicts[key].races;
+    races_ = verdicts.at(key).races;  // this process found it there
     return {};
   }
   ProcessArea& me = area(rank_);
-  for (const CollectiveKind kind : kRaced) {
+  for (const CollectiveKind kind : kNodeRacedKinds) {
     const Failure failure = race_kind(kind, me.race[std::countr_zero(kind_bit(kind))]);
     if (failure) {
       // Every process sees the same failure: a single copy the kernel
@@ -142,7 +129,7 @@ Failure NodeGroup::race_single_copy() {
     single_copy_ = false;
     return failure;
   }
-  for (const CollectiveKind kind : kRaced) {
+  for (const CollectiveKind kind : kNodeRacedKinds) {
     const int bit = std::countr_zero(kind_bit(kind));
     RaceTimes summed;
     for (int q = 0; q < size_; ++q) {

@@ -366,12 +366,7 @@ TEST_CASE("with auto two processes race the single copy against the chunks, kind
         const ErasedOp op = non_throwing_affine();
         std::vector<Affine> in(n), out(n, Affine{0, 0});
         for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
-        NodeReduction r;
-        r.in = in.data();
-        r.count = n;
-        r.op = &op;
-        r.out = out.data();
-        r.out_hi = n;
+        const NodeReduction r = node_reduction(in.data(), n, op, out.data(), 0, n);
         if (std::string failure = g.reduce(info(CollectiveKind::allreduce, n, 13), r).text;
             !failure.empty()) {
           return failure;
