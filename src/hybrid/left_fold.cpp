@@ -25,8 +25,8 @@
 // op a status round (an op that threw anywhere); a final local step that
 // hands out the results and any failure, the same text on every member.
 #include <climits>
-#include <cstring>
 
+#include "src/common/copy.hpp"
 #include "src/hybrid/hybrid_call.hpp"
 
 namespace hreduce::detail {
@@ -182,7 +182,7 @@ void HybridCall::left_fold_scan() {
     chain_on(total, n);
     // The leader is local rank 0, which the local exscan leaves alone.
     if (exclusive && layout_.process > 0 && n > 0 && !failure_) {
-      std::memcpy(call_.out, carry_, n * call_.op.elem_size);
+      copy_bytes(call_.out, carry_, n * call_.op.elem_size);
     }
     left_fold_status_round();
   }

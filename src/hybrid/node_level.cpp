@@ -15,8 +15,8 @@
 // Every call into NodeGroup from src/hybrid is in this file, through
 // on_node() with node_info(), or in the lone-member path (lone_member.hpp).
 #include <algorithm>
-#include <cstring>
 
+#include "src/common/copy.hpp"
 #include "src/common/exception_text.hpp"
 #include "src/engine/collectives.hpp"
 #include "src/hybrid/hybrid_call.hpp"
@@ -218,9 +218,9 @@ void HybridCall::node_level_scan_between_nodes(void* total, void* within, void* 
     if (lower_nodes && lower_here) {
       call_.op.apply(lower, within, prefix, n);
     } else if (lower_nodes) {
-      std::memcpy(prefix, lower, bytes);
+      copy_bytes(prefix, lower, bytes);
     } else if (lower_here) {
-      std::memcpy(prefix, within, bytes);
+      copy_bytes(prefix, within, bytes);
     }
   } catch (...) {
     failure = Failure::of(ErrorKind::op, std::string("the op threw: ") + current_exception_text());

@@ -11,6 +11,7 @@
 
 #include "hreduce/ops.hpp"
 #include "hreduce/types.hpp"
+#include "src/common/copy.hpp"
 
 namespace hreduce::detail::mpi_dropin {
 namespace {
@@ -467,9 +468,9 @@ void Combiner::reduce_local(const void* a, const void* b, void* out, std::size_t
   if (out == a && a != b) {
     thread_local std::vector<std::byte> scratch;
     scratch.resize(bytes);
-    std::memcpy(scratch.data(), b, bytes);
+    copy_bytes(scratch.data(), b, bytes);
     apply(a, scratch.data());
-    std::memcpy(out, scratch.data(), bytes);
+    copy_bytes(out, scratch.data(), bytes);
     return;
   }
   if (out != b) std::memmove(out, b, bytes);

@@ -2,11 +2,18 @@
 
 #include <sys/prctl.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include "src/common/copy.hpp"
 
 namespace hreduce::detail {
 
@@ -57,6 +64,49 @@ bool write_process_memory(int pid, void* remote, const void* local, std::size_t 
   return transfer_all(process_vm_writev, "process_vm_writev", pid,
                       static_cast<char*>(const_cast<void*>(local)), static_cast<char*>(remote),
                       bytes, why);
+}
+
+namespace {
+
+// -1: not timed yet; else the answer.
+std::atomic<int> kernel_crawl_answer{-1};
+
+bool time_kernel_crawl() {
+  constexpr std::size_t kBytes = 16 * 1024;
+  constexpr int kRounds = 7;
+  std::vector<std::byte> memory(2 * kBytes + 4096 + 128, std::byte{1});
+  std::byte* from = memory.data();
+  std::byte* to = from + kBytes + 4096;  // a whole number of pages past it
+  std::string why;
+  const int self = static_cast<int>(getpid());
+  // Best of kRounds each way, in turns: a time slice lost lands in one round.
+  double same_offset = 1e300, crawling = 1e300;
+  for (int round = 0; round < kRounds; ++round) {
+    for (std::byte* into : {to, to + 16}) {
+      const auto start = std::chrono::steady_clock::now();
+      if (!read_process_memory(self, from, into, kBytes, why)) return false;
+      const double took =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double& best = into == to ? same_offset : crawling;
+      best = std::min(best, took);
+    }
+  }
+  return crawling > 1.5 * same_offset;
+}
+
+}  // namespace
+
+bool kernel_copies_crawl_misaligned() {
+  int answer = kernel_crawl_answer.load(std::memory_order_relaxed);
+  if (answer < 0) {
+    answer = time_kernel_crawl() ? 1 : 0;
+    kernel_crawl_answer.store(answer, std::memory_order_relaxed);
+  }
+  return answer == 1;
+}
+
+void set_kernel_copies_crawl_misaligned(std::optional<bool> answer) {
+  kernel_crawl_answer.store(answer ? (*answer ? 1 : 0) : -1, std::memory_order_relaxed);
 }
 
 }  // namespace hreduce::detail

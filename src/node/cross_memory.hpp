@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace hreduce::detail {
@@ -28,5 +29,14 @@ bool read_process_memory(int pid, const void* remote, void* local, std::size_t b
 // Copies `bytes` at `local` to `remote` in process `pid`; as above.
 bool write_process_memory(int pid, void* remote, const void* local, std::size_t bytes,
                           std::string& why);
+
+// Whether the kernel's copies behind these two crawl between buffers that
+// string_copy_crawls() (src/common/copy.hpp) names, as on AMD Zen 3: timed
+// once per process on its own memory, 16 KiB read into a destination 16
+// bytes past the source modulo a page against one a whole page past it
+// (slower by half again or more: it crawls). About 0.1 ms.
+bool kernel_copies_crawl_misaligned();
+// Tests: sets the answer (nullopt: time it again at the next question).
+void set_kernel_copies_crawl_misaligned(std::optional<bool> answer);
 
 }  // namespace hreduce::detail

@@ -59,7 +59,7 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
       keep_polling_(crowded ? std::chrono::microseconds(0) : std::chrono::microseconds(1000)),
       run_ahead_(run_ahead && size > 1),
       single_copy_setting_(single_copy_setting(environment("HREDUCE_NODE_SINGLE_COPY"))),
-      accumulator_(chunk_), scratch_(chunk_), allocations_(rank, size),
+      accumulator_(chunk_ + 64), scratch_(chunk_ + 64), allocations_(rank, size),
       peer_memory_(make_peer_memory()) {
   std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
   if (segment_.size() < segment_bytes(size, chunk_bytes)) {

@@ -420,7 +420,11 @@ class NodeGroup {
   // Of the signatures of every operation so far (announced in each slot as
   // it stood before that operation).
   std::uint64_t digest_ = 0;
-  std::vector<std::byte> accumulator_, scratch_;  // scan's fold, C bytes each
+  // Scan's fold, C bytes each, and the single copy's: 64 bytes more, so
+  // that a piece can sit at the line offset that the kernel copies fastest
+  // to or from (at_line_offset_of); `bounce_` (the same, on first need)
+  // for a piece the single copy sends from where the kernel's copy crawls.
+  std::vector<std::byte> accumulator_, scratch_, bounce_;
   // Team::allocate's memory, every process's (node_allocations.hpp).
   NodeAllocations allocations_;
   // How this process reaches the others' private memory (the single

@@ -1,5 +1,6 @@
 #include "src/node/peer_memory.hpp"
 
+#include "src/common/copy.hpp"
 #include "src/node/cross_memory.hpp"
 
 namespace hreduce::detail {
@@ -15,6 +16,10 @@ class CrossMemoryEndpoint final : public PeerEndpoint {
   }
   bool copy_to(void* remote, const void* local, std::size_t bytes, std::string& why) override {
     return write_process_memory(pid_, remote, local, bytes, why);
+  }
+  // The pure test first: the kernel is timed only once a pair could crawl.
+  bool copy_crawls(const void* to, const void* from) const override {
+    return string_copy_crawls(to, from) && kernel_copies_crawl_misaligned();
   }
 
  private:

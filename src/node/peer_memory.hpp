@@ -32,6 +32,10 @@ class PeerEndpoint {
   virtual bool copy_from(const void* remote, void* local, std::size_t bytes, std::string& why) = 0;
   // `bytes` at `local` to `remote` in the peer.
   virtual bool copy_to(void* remote, const void* local, std::size_t bytes, std::string& why) = 0;
+  // Whether a copy to `to` from `from` (either side's addresses) would take
+  // this machine's slow road (string_copy_crawls in src/common/copy.hpp),
+  // so that the caller goes through a buffer at the other side's offset.
+  virtual bool copy_crawls(const void* to, const void* from) const = 0;
 };
 
 class PeerMemory {

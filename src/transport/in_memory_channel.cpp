@@ -1,9 +1,9 @@
 #include "src/transport/in_memory_channel.hpp"
 
-#include <cstring>
 #include <string>
 
 #include "hreduce/error.hpp"
+#include "src/common/copy.hpp"
 
 namespace hreduce::detail {
 
@@ -62,7 +62,7 @@ void InMemoryFabric::check_rank(const char* what, int caller, int peer) const {
 void InMemoryFabric::deliver(int from, int to, int tag, const void* data, std::size_t bytes) {
   // Copy outside the lock; only the queue operation is shared.
   std::vector<std::byte> message(bytes);
-  if (bytes > 0) std::memcpy(message.data(), data, bytes);
+  copy_bytes(message.data(), data, bytes);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     mailboxes_[Key{from, to, tag}].push_back(std::move(message));
@@ -92,7 +92,7 @@ void InMemoryFabric::take(int from, int to, int tag, void* data, std::size_t byt
                          " (tag " + std::to_string(tag) + ") but the message has " +
                          std::to_string(message.size()) + " bytes");
   }
-  if (bytes > 0) std::memcpy(data, message.data(), bytes);
+  copy_bytes(data, message.data(), bytes);
 }
 
 }  // namespace hreduce::detail

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 
 #include "hreduce/error.hpp"
 #include "src/node/asymmetric_fence.hpp"
+#include "src/node/cross_memory.hpp"
 #include "src/transport/in_memory_channel.hpp"
 #include "tests/engine/families.hpp"
 
@@ -87,6 +89,33 @@ ErasedOp non_throwing_affine() {
   ErasedOp op = erase_op<Affine>(affine_op);
   op.may_throw = false;
   return op;
+}
+
+// A node reduction of `kind` over n elements: the output of a reduce
+// (root's) or allreduce, else the prefix of a scan or exscan.
+NodeReduction reduction_of(CollectiveKind kind, const void* in, void* out, std::size_t n,
+                           const ErasedOp& op, int rank, int root) {
+  NodeReduction r;
+  r.in = in;
+  r.count = n;
+  r.op = &op;
+  if (kind == CollectiveKind::reduce || kind == CollectiveKind::allreduce) {
+    r.out = out;
+    r.out_hi = kind == CollectiveKind::allreduce || rank == root ? n : 0;
+  } else {
+    r.prefix = out;
+    r.inclusive = kind == CollectiveKind::scan;
+  }
+  return r;
+}
+
+// The last node rank whose input process `rank` receives folded, of P;
+// -1 where it receives nothing.
+int received_upto(CollectiveKind kind, int rank, int root, int P) {
+  return kind == CollectiveKind::allreduce ? P - 1
+         : kind == CollectiveKind::reduce  ? (rank == root ? P - 1 : -1)
+         : kind == CollectiveKind::scan    ? rank
+                                           : rank - 1;
 }
 
 // HREDUCE_NODE_SINGLE_COPY=`value` while it lives (null: unset, which
@@ -292,24 +321,11 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
         for (int root = 0; root < (kind == CollectiveKind::reduce ? P : 1); ++root) {
           std::vector<Affine> in(n), out(n, Affine{0, 0});
           for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
-          NodeReduction r;
-          r.in = in.data();
-          r.count = n;
-          r.op = &op;
           void* mine = in_place ? static_cast<void*>(in.data()) : out.data();
-          if (kind == CollectiveKind::reduce || kind == CollectiveKind::allreduce) {
-            r.out = mine;
-            r.out_hi = kind == CollectiveKind::allreduce || rank == root ? n : 0;
-          } else {
-            r.prefix = mine;
-            r.inclusive = kind == CollectiveKind::scan;
-          }
+          const NodeReduction r = reduction_of(kind, in.data(), mine, n, op, rank, root);
           const std::string failure = g.reduce(info(kind, n, 11 + root), r).text;
           if (!failure.empty()) return failure;
-          const int upto = kind == CollectiveKind::allreduce ? P - 1
-                           : kind == CollectiveKind::reduce  ? (rank == root ? P - 1 : -1)
-                           : kind == CollectiveKind::scan    ? rank
-                                                             : rank - 1;
+          const int upto = received_upto(kind, rank, root, P);
           const std::vector<Affine>& got = in_place ? in : out;
           for (std::size_t i = 0; i < n && upto >= 0; ++i) {
             if (!(got[i] == affine_fold(upto, i)))
@@ -322,6 +338,61 @@ TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
       },
       std::chrono::seconds(30), true, kLong);
   for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+}
+
+TEST_CASE("the single copy gives the same at every page offset of the buffers",
+          "[node][conformance]") {
+  // Where the kernel's copy would crawl (a destination 1-31 bytes past its
+  // source in a page: string_copy_crawls), the single copy goes through a
+  // buffer of its own at the other side's line offset. The answer of the
+  // kernel is set both ways, so both roads run here on any machine; each
+  // process places its input and output at its own offsets into pages.
+  constexpr std::size_t kLong = 256 * 1024;
+  const bool crawls = GENERATE(true, false);
+  // {input, output} offsets into a page, for process 0 and process 1.
+  const std::vector<std::array<std::size_t, 4>> layouts = {
+      {0, 0, 0, 0}, {0, 0, 0, 16}, {0, 16, 48, 0}, {16, 48, 0, 32}, {32, 0, 16, 16}};
+  const auto layout = GENERATE_COPY(from_range(layouts));
+  const std::size_t n = GENERATE(std::size_t{3072}, std::size_t{40001});
+  const CollectiveKind kind = GENERATE(CollectiveKind::reduce, CollectiveKind::allreduce,
+                                       CollectiveKind::scan, CollectiveKind::exscan);
+  INFO(to_string(kind) << " of " << n << " Affine (16 B), offsets " << layout[0] << "/" << layout[1]
+                       << " and " << layout[2] << "/" << layout[3]
+                       << (crawls ? ", the kernel's copy crawls" : ""));
+  const SingleCopyEnvironment setting("on");
+  set_kernel_copies_crawl_misaligned(crawls);
+  auto said = on_node(
+      2,
+      [&](NodeGroup& g, int rank) -> std::string {
+        if (std::string failure = g.describe("test").text; !failure.empty()) return failure;
+        if (!g.single_copy()) return "no single copy";
+        const ErasedOp op = non_throwing_affine();
+        // A buffer of n elements `offset` bytes into a page.
+        auto placed = [&](std::vector<std::byte>& memory, std::size_t offset) {
+          memory.resize(n * sizeof(Affine) + 2 * 4096);
+          const auto start = reinterpret_cast<std::uintptr_t>(memory.data());
+          return reinterpret_cast<Affine*>((start + 4095) / 4096 * 4096 + offset);
+        };
+        std::vector<std::byte> in_memory, out_memory;
+        Affine* in = placed(in_memory, layout[2 * rank]);
+        Affine* out = placed(out_memory, layout[2 * rank + 1]);
+        for (int root = 0; root < (kind == CollectiveKind::reduce ? 2 : 1); ++root) {
+          for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i), out[i] = Affine{0, 0};
+          const NodeReduction r = reduction_of(kind, in, out, n, op, rank, root);
+          const std::string failure = g.reduce(info(kind, n, 21 + root), r).text;
+          if (!failure.empty()) return failure;
+          const int upto = received_upto(kind, rank, root, 2);
+          for (std::size_t i = 0; i < n && upto >= 0; ++i) {
+            if (!(out[i] == affine_fold(upto, i)))
+              return "root " + std::to_string(root) + ", element " + std::to_string(i);
+          }
+          if (upto < 0 && !(out[0] == Affine{0, 0})) return "wrote to no output";
+        }
+        return {};
+      },
+      std::chrono::seconds(30), true, kLong);
+  set_kernel_copies_crawl_misaligned(std::nullopt);
+  for (int k = 0; k < 2; ++k) CHECK(said[k] == "");
 }
 
 TEST_CASE("with auto two processes race the single copy against the chunks, kind by kind",
