@@ -8,14 +8,18 @@
  * the averages (Open MPI's over hreduce's).
  *
  *   dropin_latency [--max-bytes B] [--min-time-ms T] [--collectives LIST]
- *                  [--back-to-back]
+ *                  [--back-to-back] [--page-offsets IN,OUT]
  *
  * LIST: comma-separated names from allreduce, reduce, reduce_scatter,
  * reduce_scatter_block, scan, exscan, each matched whole (default: all).
  *
  * Sizes go from 4 B to 4 MiB per rank (×4), MPI_FLOAT and MPI_SUM. First,
  * the cost of a communicator's first calls, where the library builds its
- * team. --back-to-back times MPI_X alone instead, call after call (below). */
+ * team. --back-to-back times MPI_X alone instead, call after call (below).
+ * --page-offsets puts the send buffer IN bytes and the receive buffer OUT
+ * bytes past a page boundary (0-4095 each), on every rank; by default both
+ * come from malloc. Where the receiver lies 1-31 bytes past the sender
+ * modulo a page, the CPU's string copy may crawl (bench:string_copy_alignment). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +113,7 @@ typedef struct {
   double min_seconds;
   int wanted[NCOLL];
   int back_to_back;
+  long in_offset, out_offset; /* -1: malloc's */
 } Options;
 
 /* Reads the options into *o; 0 after rank 0 said what was wrong. */
@@ -116,6 +121,7 @@ static int parse_options(int argc, char** argv, int rank, Options* o) {
   o->max_bytes = 4L << 20;
   o->min_seconds = 0.2;
   o->back_to_back = 0;
+  o->in_offset = o->out_offset = -1;
   const char* only = NULL;
   for (int a = 1; a < argc; ++a) {
     if (strcmp(argv[a], "--back-to-back") == 0) {
@@ -136,6 +142,17 @@ static int parse_options(int argc, char** argv, int rank, Options* o) {
     }
     if (strcmp(argv[a], "--min-time-ms") == 0) o->min_seconds = atof(argv[a + 1]) / 1000;
     if (strcmp(argv[a], "--collectives") == 0) only = argv[a + 1];
+    if (strcmp(argv[a], "--page-offsets") == 0) {
+      char tail = 0;
+      if (sscanf(argv[a + 1], "%ld,%ld%c", &o->in_offset, &o->out_offset, &tail) != 2 ||
+          o->in_offset < 0 || o->in_offset > 4095 || o->out_offset < 0 || o->out_offset > 4095) {
+        if (rank == 0) {
+          fprintf(stderr, "dropin_latency: --page-offsets wants IN,OUT, each 0-4095; got '%s'\n",
+                  argv[a + 1]);
+        }
+        return 0;
+      }
+    }
     ++a;
   }
   const char* unknown = chosen(only, o->wanted);
@@ -252,13 +269,19 @@ int main(int argc, char** argv) {
   const double min_seconds = options.min_seconds;
   const int* wanted = options.wanted;
   const int max_count = (int)(max_bytes / 4) * size + size;
-  float* in = malloc(sizeof(float) * (size_t)max_count);
-  float* out = malloc(sizeof(float) * (size_t)max_count);
+  const size_t buffer_bytes = sizeof(float) * (size_t)max_count;
+  /* malloc's, or page-aligned memory with the offsets asked for. */
+  char* in_memory =
+      options.in_offset < 0 ? malloc(buffer_bytes) : aligned_alloc(4096, buffer_bytes + 2 * 4096);
+  char* out_memory =
+      options.out_offset < 0 ? malloc(buffer_bytes) : aligned_alloc(4096, buffer_bytes + 2 * 4096);
+  float* in = (float*)(in_memory + (options.in_offset < 0 ? 0 : options.in_offset));
+  float* out = (float*)(out_memory + (options.out_offset < 0 ? 0 : options.out_offset));
   for (int i = 0; i < max_count; ++i) in[i] = (float)((rank + i) % 7);
   if (options.back_to_back) {
     back_to_back(&options, in, out, rank, size);
-    free(in);
-    free(out);
+    free(in_memory);
+    free(out_memory);
     MPI_Finalize();
     return 0;
   }
@@ -308,8 +331,8 @@ int main(int argc, char** argv) {
       }
     }
   }
-  free(in);
-  free(out);
+  free(in_memory);
+  free(out_memory);
   MPI_Finalize();
   return 0;
 }

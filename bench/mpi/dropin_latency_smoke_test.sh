@@ -2,7 +2,8 @@
 # The drop-in latency benchmark runs end to end (tiny sizes, short timing):
 # a row per collective and size, with both sides' average, minimum and
 # maximum over the timed blocks and the ratio of the averages; --collectives
-# picks by whole names; an unknown name is refused.
+# picks by whole names; an unknown name is refused; --page-offsets places
+# the buffers.
 set -euo pipefail
 program=$1 library=$(realpath "$2")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -59,4 +60,18 @@ for c in reduce reduce_scatter reduce_scatter_block; do
 done
 bad=$(echo "$loop" | awk 'NF == 6 && $1 !~ /^#/ && !($4 <= $3 && $3 <= $5 && $6 >= 100)')
 [ -z "$bad" ] || { echo "back-to-back rows out of order:"; echo "$bad"; exit 1; }
+# Buffers at chosen offsets into pages, in both loops; a bad offset is refused.
+offsets=$(run --page-offsets 0,16 --collectives exscan)
+rows=$(echo "$offsets" | awk '$1 == "exscan" && NF == 9' | wc -l)
+[ "$rows" -eq 3 ] || { echo "--page-offsets 0,16: $rows rows of exscan"; exit 1; }
+rows=$(run --back-to-back --page-offsets 48,16 --collectives scan | awk '$1 == "scan" && NF == 6' | wc -l)
+[ "$rows" -eq 5 ] || { echo "--back-to-back --page-offsets 48,16: $rows rows of scan"; exit 1; }
+if run --page-offsets 0,4096 >/dev/null 2>"${TEST_TMPDIR:-/tmp}/err"; then
+  echo "--page-offsets 0,4096 was accepted"
+  exit 1
+fi
+grep -q -- "--page-offsets wants IN,OUT, each 0-4095; got '0,4096'" "${TEST_TMPDIR:-/tmp}/err" || {
+  echo "no message for --page-offsets 0,4096"
+  exit 1
+}
 echo "all checks passed"
