@@ -110,12 +110,11 @@ int main(int argc, char** argv) {
       std::printf("  %-9zu", distance);
       for (Way way : {Way::memcpy, Way::copy_bytes, Way::process_vm_readv}) {
         const int width = way == Way::memcpy ? 10 : way == Way::copy_bytes ? 12 : 18;
-        std::printf(" %*.2f", width,
-                    best_copy(way, bytes, distance, source_memory, target_memory));
+        std::printf(" %*.2f", width, best_copy(way, bytes, distance, source_memory, target_memory));
       }
       const auto address = [](std::uintptr_t a) { return reinterpret_cast<const void*>(a); };
-      const bool crawls = hreduce::detail::string_copy_crawls(address(kPage + distance),
-                                                              address(kPage));
+      const bool crawls =
+          hreduce::detail::string_copy_crawls(address(kPage + distance), address(kPage));
       std::printf("  %s\n", crawls ? "yes" : "no");
     }
     std::fflush(stdout);

@@ -156,8 +156,8 @@ void NodeGroup::copy_pieces(const NodeReduction& r, const SingleCopyPlan& plan) 
 // straight into its output. What the kernel copies goes between addresses
 // at the same offset in their 64-byte lines wherever a buffer of ours is
 // one side, and elsewhere too where its copy would crawl otherwise
-// (PeerEndpoint::copy_crawls): at 64 KiB a 3x slower exscan, and a 2.7x
-// slower reduce for 64-byte-aligned inputs, on AMD Zen 3.
+// (PeerEndpoint::copy_crawls): on AMD Zen 3 a crawling kernel copy made a
+// 128 KiB call 1.4-3x slower (docs/mpi.md).
 void NodeGroup::copy_piece(const NodeReduction& r, const Wanted (&want)[2], std::size_t a,
                            std::size_t m) {
   const std::size_t es = r.op->elem_size, bytes = m * es;
@@ -204,8 +204,8 @@ void NodeGroup::copy_piece(const NodeReduction& r, const Wanted (&want)[2], std:
     } else if (q == 0) {
       value = bytes_at(r.in, a, es);  // x_0 is mine
     } else if (local_to != nullptr) {
-      // x_0 is the peer's, and I want it: straight into place where the
-      // kernel's copy runs at speed there.
+      // x_0 is the peer's, and I want it: straight into place, unless the
+      // kernel's copy would crawl between the two buffers.
       if (other == nullptr && !other_process.copy_crawls(local_to, their_input)) {
         require(other_process.copy_from(their_input, local_to, bytes, why), why);
       } else {
