@@ -34,7 +34,8 @@ bool write_process_memory(int pid, void* remote, const void* local, std::size_t 
 // string_copy_crawls() (src/common/copy.hpp) names, as on AMD Zen 3: timed
 // once per process on its own memory, 16 KiB read into a destination 16
 // bytes past the source modulo a page against one a whole page past it
-// (slower by half again or more: it crawls). About 0.1 ms.
+// (slower by half again or more: it crawls). About 0.1 ms, when the
+// node level first exposes the process (PeerMemory::expose).
 bool kernel_copies_crawl_misaligned();
 // Tests: sets the answer (nullopt: time it again at the next question).
 void set_kernel_copies_crawl_misaligned(std::optional<bool> answer);
