@@ -25,6 +25,11 @@ namespace hreduce::detail {
 // drop their fences only when all of them registered.
 bool register_asymmetric_fence();
 
+// Whether this process publishes without the fence: registered, and not
+// turned off (HREDUCE_NODE_ASYMMETRIC_FENCE=off). Called as the library
+// loads too (asymmetric_fence.cpp says why).
+bool use_asymmetric_fence();
+
 // The waiter's side: a full barrier on every CPU that runs a registered
 // process. Only after register_asymmetric_fence() returned true.
 void asymmetric_fence_heavy();

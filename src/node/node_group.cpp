@@ -259,10 +259,7 @@ Failure NodeGroup::describe(const std::string& mine, const std::string& staging)
   if (Failure failure = agree(info)) return failure;
   me.probe_ok = exposed && reaches_every_peer() ? 1 : 2;
   me.race_known = known_race_verdict();
-  me.light_publish_ok =
-      flag_from_environment("HREDUCE_NODE_ASYMMETRIC_FENCE", true) && register_asymmetric_fence()
-          ? 1
-          : 2;
+  me.light_publish_ok = use_asymmetric_fence() ? 1 : 2;
   info.signature = 0x70726f6265ull;
   if (Failure failure = agree(info)) return failure;
   single_copy_ = true;
