@@ -28,7 +28,8 @@ bool kernel_tells_registrations() {
 
 bool kernel_offers_the_fence() {
   const long offered = membarrier(MEMBARRIER_CMD_QUERY);
-  constexpr long kNeeded = MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
+  constexpr long kNeeded =
+      MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
   return offered >= 0 && (offered & kNeeded) == kNeeded;
 }
 
@@ -47,8 +48,8 @@ int fresh_process(const char* setting) {
       setenv("HREDUCE_NODE_ASYMMETRIC_FENCE", setting, 1);
     }
     // -w NoTests: a name that matched no case fails instead of passing.
-    execl("/proc/self/exe", "/proc/self/exe", "-w", "NoTests", "registered at load in a fresh process",
-          nullptr);
+    execl("/proc/self/exe", "/proc/self/exe", "-w", "NoTests",
+          "registered at load in a fresh process", nullptr);
     _exit(127);
   }
   int status = 0;
