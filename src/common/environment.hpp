@@ -32,8 +32,8 @@ inline constexpr EnvironmentVariable kEnvironment[] = {
      "against the chunks when the team was built (docs/mpi.md)"},
     {"HREDUCE_NODE_ASYMMETRIC_FENCE", "on",
      "teams over MPI: off keeps a fence in every publication of the node level instead of "
-     "having waiters about to sleep order it for all (membarrier; read as the library loads, "
-     "when a process registers for it)"},
+     "having waiters about to sleep order it for all (membarrier, for which a process "
+     "registers as the library loads unless this is off then)"},
     {"HREDUCE_PROGRESS_THREAD", "0 (off)",
      "1: each member's nonblocking calls run on a thread of its own, as blocking calls, while "
      "members compute (docs/nonblocking.md)"},
