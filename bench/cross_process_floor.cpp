@@ -22,15 +22,19 @@
 //
 // Every operation of one reader and split begins with both processes
 // announcing and ends with both releasing (the other's buffers are read or
-// written in place), as in the library. Every buffer starts on a page, so
-// that no copy between two of them crawls where the destination lies 1-31
-// bytes past the source in a page (bench/string_copy_alignment.cpp; the
-// library places its own buffers so). Inputs never change, so a line
-// the receiver read stays in its cache, as in the drop-in benchmark
-// (bench/mpi/dropin_latency.c). Each figure: the median over 9 blocks of
-// the mean µs per operation. Every way's result is checked.
+// written in place), as in the library. Every buffer starts on a page, or
+// with --offset B bytes past one (malloc's long blocks start 16 bytes past
+// a page with glibc, and the drop-in benchmark's buffers come from malloc
+// unless told otherwise); all at the same offset, so that no copy between
+// two of them crawls where the destination lies 1-31 bytes past the source
+// in a page (bench/string_copy_alignment.cpp; the library places its own
+// buffers so). Inputs never change, so a line the receiver read stays in
+// its cache, as in the drop-in benchmark (bench/mpi/dropin_latency.c).
+// Each figure: the median over 9 blocks of the mean µs per operation.
+// Every way's result is checked.
 //
-//   bazel run //bench:cross_process_floor [-- BYTES...]   (default 65536 262144)
+//   bazel run //bench:cross_process_floor [-- [--offset B] BYTES...]
+//   (default: offset 0, sizes 65536 262144)
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -69,6 +73,16 @@ struct PageAllocator {
   friend bool operator==(const PageAllocator&, const PageAllocator&) { return true; }
 };
 using Floats = std::vector<float, PageAllocator<float>>;
+
+// A vector of floats that starts `offset` bytes (a multiple of 4) past a page.
+struct PlacedFloats {
+  Floats storage;
+  std::size_t offset = 0;  // in floats
+
+  void assign(std::size_t n, float value) { storage.assign(offset + n, value); }
+  float* data() { return storage.data() + offset; }
+  float& operator[](std::size_t i) { return data()[i]; }
+};
 
 // Progress words, each on its own line, in memory both processes map.
 struct alignas(128) Word {
@@ -125,7 +139,7 @@ struct Process {
   pid_t peer;
   Shared* shared;
   // scratch: what process_vm_readv brings; sum: the other's fold, to write back.
-  Floats input, output, scratch, sum;
+  PlacedFloats input, output, scratch, sum;
   std::uint64_t ops = 0, steps = 0, barriers = 0;
 
   void barrier() {
@@ -220,7 +234,7 @@ struct Process {
         std::exit(1);
       }
     }
-    std::fill(output.begin(), output.end(), -1.0f);
+    std::fill(output.data(), output.data() + n, -1.0f);
   }
 };
 
@@ -249,7 +263,20 @@ void report(Process& p, Call call, std::size_t bytes) {
 
 int main(int argc, char** argv) {
   std::vector<std::size_t> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::strtoull(argv[i], nullptr, 10));
+  std::size_t offset = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--offset") == 0 && i + 1 < argc) {
+      offset = std::strtoull(argv[++i], nullptr, 10);
+      if (offset >= 4096 || offset % sizeof(float) != 0) {
+        std::fprintf(stderr,
+                     "cross_process_floor: --offset takes a multiple of 4 below 4096, not %s\n",
+                     argv[i]);
+        return 2;
+      }
+      continue;
+    }
+    sizes.push_back(std::strtoull(argv[i], nullptr, 10));
+  }
   if (sizes.empty()) sizes = {65536, 262144};
   for (std::size_t bytes : sizes) {
     if (bytes < 64 || bytes % 64 != 0) {
@@ -272,8 +299,11 @@ int main(int argc, char** argv) {
   pin(me);
   const std::size_t most = *std::max_element(sizes.begin(), sizes.end()) / sizeof(float);
   Process p{me, me == 0 ? child : parent, shared, {}, {}, {}, {}};
+  for (PlacedFloats* v : {&p.input, &p.output, &p.scratch, &p.sum}) {
+    v->offset = offset / sizeof(float);
+  }
   // Allocated after the fork, so that no page is shared copy-on-write.
-  p.input.resize(most);
+  p.input.assign(most, 0.0f);
   p.output.assign(most, -1.0f);
   p.scratch.assign(most, 0.0f);
   p.sum.assign(most, 0.0f);
@@ -281,7 +311,10 @@ int main(int argc, char** argv) {
   shared->input_address[me] = reinterpret_cast<std::uint64_t>(p.input.data());
   shared->output_address[me] = reinterpret_cast<std::uint64_t>(p.output.data());
   p.barrier();
-  if (me == 0) std::printf("two processes on cores 0 and 1, float sum\n");
+  if (me == 0) {
+    std::printf("two processes on cores 0 and 1, float sum, buffers %zu bytes past a page\n",
+                offset);
+  }
   for (std::size_t bytes : sizes) {
     report(p, Call::reduce, bytes);
     report(p, Call::copy, bytes);

@@ -103,6 +103,10 @@ struct alignas(128) NodeGroup::ProcessArea {
   // The single-copy path: the last operation whose reading this process
   // finished (the others' inputs may change from then on).
   alignas(128) std::atomic<std::uint64_t> released{0};
+  // Nanoseconds this process took for its part of operation `released`,
+  // where the cut is balanced (cut_balance.hpp): written just before it, on
+  // its line, so that it costs neither side another line's trip.
+  std::uint64_t copy_nanoseconds = 0;
   // The op threw in this process's fold (the chunk ring), or its single
   // copy failed, during operation `fold_failed`.
   alignas(128) std::uint64_t fold_failed = 0;

@@ -47,6 +47,7 @@
 #include "hreduce/team.hpp"
 #include "src/common/failure.hpp"
 #include "src/common/wait.hpp"
+#include "src/node/cut_balance.hpp"
 #include "src/node/node_allocations.hpp"
 #include "src/node/node_way.hpp"
 #include "src/node/segment.hpp"
@@ -233,6 +234,8 @@ class NodeGroup {
   std::optional<RaceTimes> single_copy_race(CollectiveKind kind) const {
     return races_[std::countr_zero(kind_bit(kind))];
   }
+  // The single copy's balanced cuts (cut_balance.hpp), for tests.
+  const CutBalance& cut_balance() const { return cut_balance_; }
   NodeShape shape() const { return {size_, chunk_, single_copy_, chunks_won_}; }
   // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by
   // describe(); HREDUCE_NODE_ASYMMETRIC_FENCE=off in any process keeps it.
@@ -384,9 +387,13 @@ class NodeGroup {
     // computes its own part of the total (reduce_scatter).
     enum class Way { none, cut, own_parts } way = Way::none;
     std::size_t cut = 0;
+    // One receiver (cut_balance.hpp): which, and whether the other also
+    // copies its input to its scan prefix; -1 for halves and own parts.
+    int receiver = -1;
+    bool other_copies = false;
   };
   PeerAddresses peer_addresses(const NodeReduction& r) const;
-  SingleCopyPlan single_copy_plan(const NodeReduction& r) const;
+  SingleCopyPlan single_copy_plan(const NodeReduction& r);
   SingleCopyPlan own_parts_plan(std::size_t es) const;
   struct Wanted;
   Failure reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan);
@@ -425,6 +432,8 @@ class NodeGroup {
   // to or from (at_line_offset_of); `bounce_` (the same, on first need)
   // for a piece the single copy sends from where the kernel's copy crawls.
   std::vector<std::byte> accumulator_, scratch_, bounce_;
+  // The single copy's cuts, as every process moves them alike.
+  CutBalance cut_balance_;
   // Team::allocate's memory, every process's (node_allocations.hpp).
   NodeAllocations allocations_;
   // How this process reaches the others' private memory (the single

@@ -10,15 +10,17 @@
 // Through the segment every byte is copied in by its owner and out by its
 // receiver; here the one process that needs it reads it where it lies. An
 // exscan's copy and an allreduce's fold are cut in halves; a fold to a
-// single receiver goes all to it below kNodeSplitFoldBytes, and 3/5 of it
-// from there (4/5 when the other also copies its input to its own scan
-// prefix), plus kNodeSplitFoldExtraBytes. Parts of the total
+// single receiver goes all to it below kNodeSplitFoldBytes, and from there
+// first 3/5 of it (4/5 when the other also copies its input to its own
+// scan prefix) plus kNodeSplitFoldExtraBytes, then as the two processes'
+// measured times balance it (cut_balance.hpp). Parts of the total
 // (reduce_scatter): each process folds its own part, unless an output lies
 // over the input the other reads. Where the kernel forbids such access
 // (probed by describe()) or HREDUCE_NODE_SINGLE_COPY=off, the chunks do it.
 // Only what both processes announced decides the plan, so both take the
 // same path.
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "hreduce/error.hpp"
@@ -87,7 +89,7 @@ NodeGroup::SingleCopyPlan NodeGroup::own_parts_plan(std::size_t es) const {
   return {SingleCopyPlan::Way::own_parts, 0};
 }
 
-NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) const {
+NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) {
   using Way = SingleCopyPlan::Way;
   // Called where node_way() chose the single copy (two processes, a long
   // enough vector, an op that cannot throw).
@@ -104,21 +106,36 @@ NodeGroup::SingleCopyPlan NodeGroup::single_copy_plan(const NodeReduction& r) co
   const int other = 1 - receiver;
   const bool other_copies = folders == 1 && d[other]->prefix != 0 && slot(other).inclusive != 0 &&
                             d[other]->prefix != d[other]->input;
-  return {Way::cut, single_copy_cut(r.count, es, folders, receiver, other_copies)};
+  const std::size_t rule = single_copy_cut(r.count, es, folders, receiver, other_copies);
+  if (folders != 1 || rule == 0 || rule >= r.count) return {Way::cut, rule};
+  return {Way::cut, cut_balance_.cut(receiver, other_copies, r.count, es, rule), receiver,
+          other_copies};
 }
 
 Failure NodeGroup::reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan) {
   ProcessArea& mine = area(rank_);
   const int peer = 1 - rank_;
+  const bool balanced = plan.receiver >= 0;
+  const auto began =
+      balanced ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   try {
     copy_pieces(r, plan);
   } catch (...) {
     copy_text(mine.fold_failure, sizeof mine.fold_failure, current_exception_text());
     mine.fold_failed = ops_;  // released by `released` below
   }
+  if (balanced) {
+    const auto took = std::chrono::steady_clock::now() - began;
+    mine.copy_nanoseconds = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
+  }
   publish(mine.released, ops_);
   // My input and output stay mine only once the other is done with them.
   wait(area(peer).released, ops_, peer, "finish with this process's input and output");
+  if (balanced) {
+    cut_balance_.observe(plan.receiver, plan.other_copies, r.count * r.op->elem_size,
+                         area(0).copy_nanoseconds, area(1).copy_nanoseconds);
+  }
   for (int p : {0, 1}) {
     if (area(p).fold_failed == ops_) {
       return Failure::of(ErrorKind::transport,

@@ -74,7 +74,9 @@ NodeWay node_way(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, 
 // process 1 the rest. `folders`: how many processes want both inputs folded
 // (allreduce 2, reduce and scan 1, an exscan's copy 0); `receiver`: which
 // one, where one; `other_copies`: the other process also copies
-// its own input to its scan prefix.
+// its own input to its scan prefix. For one receiver this is where the
+// cut starts; the processes then balance it by their times
+// (cut_balance.hpp).
 std::size_t single_copy_cut(std::size_t count, std::size_t elem_size, int folders, int receiver,
                             bool other_copies);
 

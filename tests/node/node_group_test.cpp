@@ -91,6 +91,18 @@ ErasedOp non_throwing_affine() {
   return op;
 }
 
+// The same composition, slowed by a microsecond per element spent on the
+// clock: a process folding with it takes longer for its part of the single
+// copy by as much under a sanitizer as without.
+const auto slow_affine_op = make_op<Affine>(
+    [](const Affine& f, const Affine& g) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(1);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      return compose(f, g);
+    },
+    Commutativity::non_commutative);
+
 // A node reduction of `kind` over n elements: the output of a reduce
 // (root's) or allreduce, else the prefix of a scan or exscan.
 NodeReduction reduction_of(CollectiveKind kind, const void* in, void* out, std::size_t n,
@@ -393,6 +405,64 @@ TEST_CASE("the single copy gives the same at every page offset of the buffers",
       std::chrono::seconds(30), true, kLong);
   set_kernel_copies_crawl_misaligned(std::nullopt);
   for (int k = 0; k < 2; ++k) CHECK(said[k] == "");
+}
+
+TEST_CASE("the single copy's cut moves work to the process that is faster, alike on both",
+          "[node][conformance]") {
+  // One process folds with a slowed op (the same results): the share of
+  // process 0 must move away from the slow one, the same on both
+  // processes (the cut is never sent), and every result stays right while
+  // the cut moves. A reduce to either root and a scan (whose process 0
+  // also copies its input to its prefix).
+  constexpr std::size_t kLong = 256 * 1024;
+  constexpr std::size_t n = 4160;  // 65 KiB of Affine: past inline, the fold shared
+  const int slow = GENERATE(0, 1);
+  const CollectiveKind kind = GENERATE(CollectiveKind::reduce, CollectiveKind::scan);
+  const int root = kind == CollectiveKind::reduce ? GENERATE(0, 1) : 0;
+  const int receiver = kind == CollectiveKind::scan ? 1 : root;
+  const bool other_copies = kind == CollectiveKind::scan;
+  const std::size_t rule = single_copy_cut(n, sizeof(Affine), 1, receiver, other_copies);
+  const auto rule_share = static_cast<std::uint32_t>(rule * std::uint64_t{kCutShareUnits} / n);
+  INFO(to_string(kind) << " to " << receiver << ", process " << slow << " slow, the rule's cut "
+                       << rule << " of " << n);
+  const SingleCopyEnvironment setting("on");
+  std::uint32_t share[2] = {};
+  auto said = on_node(
+      2,
+      [&](NodeGroup& g, int rank) -> std::string {
+        if (std::string failure = g.describe("test").text; !failure.empty()) return failure;
+        if (!g.single_copy()) return "no single copy";
+        ErasedOp op = rank == slow ? erase_op<Affine>(slow_affine_op) : erase_op<Affine>(affine_op);
+        op.may_throw = false;
+        std::vector<Affine> in(n), out(n);
+        for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
+        const int upto = received_upto(kind, rank, root, 2);
+        for (std::uint32_t call = 0; call < 4 * kCutRounds; ++call) {
+          std::fill(out.begin(), out.end(), Affine{0, 0});
+          const NodeReduction r = reduction_of(kind, in.data(), out.data(), n, op, rank, root);
+          const std::string failure = g.reduce(info(kind, n, 41), r).text;
+          if (!failure.empty()) return failure;
+          for (std::size_t i = 0; i < n && upto >= 0; ++i) {
+            if (!(out[i] == affine_fold(upto, i)))
+              return "call " + std::to_string(call) + ", element " + std::to_string(i);
+          }
+        }
+        share[rank] = g.cut_balance().share(receiver, other_copies, n * sizeof(Affine));
+        return {};
+      },
+      std::chrono::seconds(60), true, kLong);
+  for (int k = 0; k < 2; ++k) CHECK(said[k] == "");
+  CHECK(share[0] == share[1]);
+  // Process 0's share: down where it is the slow one, up where process 1
+  // is, by at least one step of the four the calls allowed.
+  INFO("process 0's share moved from " << rule_share << " to " << share[0] << " of "
+                                       << kCutShareUnits);
+  if (slow == 0) {
+    CHECK(share[0] < rule_share);
+  } else {
+    CHECK(share[0] > rule_share);
+  }
+  CHECK(share[0] != 0);
 }
 
 TEST_CASE("with auto two processes race the single copy against the chunks, kind by kind",

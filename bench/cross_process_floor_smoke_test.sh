@@ -1,0 +1,22 @@
+#!/bin/bash
+# Smoke test of //bench:cross_process_floor: with the buffers 16 bytes past
+# a page (as malloc's), one size must run every way, whose results the
+# binary checks (it exits 1 on a wrong element), and print each way's line;
+# an offset that is not a multiple of 4 below 4096 is refused with a
+# message. Timing is not judged.
+set -u
+binary="$1"
+log="$("$binary" --offset 16 65536 2>&1)" || { echo "$log"; echo "FAIL: exit status $?"; exit 1; }
+echo "$log"
+grep -q '^two processes on cores 0 and 1, float sum, buffers 16 bytes past a page$' <<<"$log" ||
+  { echo "FAIL: no header naming the offset"; exit 1; }
+for way in 'one reader \(process_vm_readv \+ fold\)' 'one reader \(process_vm_readv\)' \
+  'split, best cut \(receiver +[0-9]+/16\)' 'streamed through shared memory'; do
+  [ "$(grep -Ec "^  $way +[0-9.]+ us$" <<<"$log")" -ge 1 ] || { echo "FAIL: no line for $way"; exit 1; }
+done
+for bad in 3 4096; do
+  err="$("$binary" --offset "$bad" 65536 2>&1 >/dev/null)" && { echo "FAIL: --offset $bad accepted"; exit 1; }
+  grep -q -- "--offset takes a multiple of 4 below 4096, not $bad" <<<"$err" ||
+    { echo "FAIL: --offset $bad refused without the message: $err"; exit 1; }
+done
+echo "PASS"
