@@ -110,9 +110,12 @@ void NodeGroup::write_announcement(Slot& mine, const NodeCallInfo& info, const A
   mine.payload_bytes = static_cast<std::uint32_t>(a.payload_bytes);
   mine.inclusive = a.inclusive;
   // Only the chunked and single-copy paths read them, and they take lines
-  // of their own.
-  if (a.places != nullptr) mine.places = *a.places;
-  if (a.addresses != nullptr) mine.addresses = *a.addresses;
+  // of their own, written only where they change: a loop on the same
+  // buffers then leaves those lines in the others' caches, where a store
+  // would take each back first, and hold this announcement's `seq` behind
+  // it, and the others would fetch it again.
+  if (a.places != nullptr && !(mine.places == *a.places)) mine.places = *a.places;
+  if (a.addresses != nullptr && !(mine.addresses == *a.addresses)) mine.addresses = *a.addresses;
   if (a.payload_bytes > 0)
     copy_bytes(mine.payload_for(a.payload_bytes), a.payload, a.payload_bytes);
 }

@@ -31,6 +31,7 @@ struct NodePlace {
   std::int32_t allocation = -1;
   std::uint64_t offset = 0;
   bool shared() const { return allocation >= 0; }
+  friend bool operator==(const NodePlace&, const NodePlace&) = default;
 };
 
 class NodeAllocations {

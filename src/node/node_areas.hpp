@@ -43,6 +43,7 @@ struct NodeGroup::SharedPlaces {
   // Scan: this process receives part of the node's total (without any,
   // the last process's input is read by nobody unless it is inclusive).
   std::uint32_t wants_total = 0;
+  friend bool operator==(const SharedPlaces&, const SharedPlaces&) = default;
 };
 
 // Where a process's buffers lie in its own address space (0: none), for
@@ -52,6 +53,7 @@ struct NodeGroup::PeerAddresses {
   std::uint64_t input = 0, output = 0, prefix = 0;
   std::uint64_t out_lo = 0, out_hi = 0;
   std::uint32_t total = 0;
+  friend bool operator==(const PeerAddresses&, const PeerAddresses&) = default;
 };
 
 // One announcement. What every other process reads on every operation

@@ -407,6 +407,49 @@ TEST_CASE("the single copy gives the same at every page offset of the buffers",
   for (int k = 0; k < 2; ++k) CHECK(said[k] == "");
 }
 
+TEST_CASE("calls that switch among buffers each reach their own, slot after slot",
+          "[node][conformance]") {
+  // An announcement rewrites where the buffers lie only where that
+  // changed since its slot's last use (slots recur every kNodeSlots
+  // calls): three sets of buffers, each call with inputs of its own,
+  // through the single copy and the chunks.
+  constexpr std::size_t kLong = 256 * 1024;
+  constexpr std::size_t n = 5000;  // 78 KiB of Affine: past the inline sizes
+  const bool single = GENERATE(true, false);
+  const CollectiveKind kind = GENERATE(CollectiveKind::reduce, CollectiveKind::allreduce,
+                                       CollectiveKind::scan, CollectiveKind::exscan);
+  INFO(to_string(kind) << (single ? "" : ", HREDUCE_NODE_SINGLE_COPY=off"));
+  const SingleCopyEnvironment setting(single ? "on" : "off");
+  auto said = on_node(
+      2,
+      [&](NodeGroup& g, int rank) -> std::string {
+        if (std::string failure = g.describe("test").text; !failure.empty()) return failure;
+        const ErasedOp op = non_throwing_affine();
+        std::vector<Affine> in[3], out[3];
+        for (int b = 0; b < 3; ++b) in[b].resize(n), out[b].resize(n);
+        const int upto = received_upto(kind, rank, 0, 2);
+        for (int call = 0; call < 3 * kNodeSlots; ++call) {
+          // The first half of the slots always sees set 0 (nothing to
+          // rewrite), the second half set 0, then 1, then 2.
+          const int b = call % kNodeSlots < kNodeSlots / 2 ? 0 : call / kNodeSlots % 3;
+          for (std::size_t i = 0; i < n; ++i) {
+            in[b][i] = affine_input(rank, i + static_cast<std::size_t>(call));
+            out[b][i] = Affine{0, 0};
+          }
+          const NodeReduction r = reduction_of(kind, in[b].data(), out[b].data(), n, op, rank, 0);
+          const std::string failure = g.reduce(info(kind, n, 51), r).text;
+          if (!failure.empty()) return failure;
+          for (std::size_t i = 0; i < n && upto >= 0; ++i) {
+            if (!(out[b][i] == affine_fold(upto, i + static_cast<std::size_t>(call))))
+              return "call " + std::to_string(call) + ", element " + std::to_string(i);
+          }
+        }
+        return {};
+      },
+      std::chrono::seconds(60), true, kLong);
+  for (int k = 0; k < 2; ++k) CHECK(said[k] == "");
+}
+
 TEST_CASE("the single copy's cut moves work to the process that is faster, alike on both",
           "[node][conformance]") {
   // One process folds with a slowed op (the same results): the share of
