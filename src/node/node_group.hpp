@@ -387,8 +387,9 @@ class NodeGroup {
     // computes its own part of the total (reduce_scatter).
     enum class Way { none, cut, own_parts } way = Way::none;
     std::size_t cut = 0;
-    // One receiver (cut_balance.hpp): which, and whether the other also
-    // copies its input to its scan prefix; -1 for halves and own parts.
+    // One receiver whose fold is shared (cut_balance.hpp): which, and
+    // whether the other also copies its input to its scan prefix; -1 for
+    // halves, own parts, and a fold the rule leaves to one process.
     int receiver = -1;
     bool other_copies = false;
   };
