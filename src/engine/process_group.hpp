@@ -20,9 +20,10 @@ class ProcessGroup {
   virtual int members_here() const = 0;   // this process's members
   virtual int first_rank() const = 0;     // team rank of this process's member 0
   virtual int total_members() const = 0;  // over all processes
-  // Members of the processes before this one on its node: where this
-  // process's members start among the node's (0 with one process a node).
-  virtual int members_before_on_node() const { return 0; }
+  // Members of the processes before this one on its machine (virtual
+  // nodes included): where this process's members start among the
+  // machine's PUs (0 with one process a machine).
+  virtual int members_before_on_host() const { return 0; }
   // Collective over the processes (see Team::allocate): memory the other
   // processes of this node can read, or null where they share none.
   virtual void* allocate_shared(std::size_t /*bytes*/) { return nullptr; }

@@ -42,15 +42,17 @@ bool shares_cpus(const Placement& placement, bool pinned) {
 
 // The members of a process that shares its node with others stay on the
 // CPUs that process was given (mpirun --bind-to ...). A process given the
-// whole machine (--bind-to none) starts where the members of the node's
+// whole machine (--bind-to none) starts where the members of the machine's
 // earlier processes end: placed alike, every process would put its member
 // 0 on PU 0, and the oversubscribed 8-process tests ran several times
-// slower.
+// slower. The machine, not the node: four virtual nodes of four unbound
+// processes each started at PU 0 on a 16-core machine, 16 processes on 4
+// PUs, and a small call took 10 ms instead of 7 us.
 std::vector<int> pus_for_group(const Topology& topology, const ProcessGroup& group) {
   std::vector<int> pus = process_pus(topology);
   if (static_cast<int>(pus.size()) == topology.pu_count()) {
     const auto shift = static_cast<std::ptrdiff_t>(
-        static_cast<std::size_t>(group.members_before_on_node()) % pus.size());
+        static_cast<std::size_t>(group.members_before_on_host()) % pus.size());
     std::rotate(pus.begin(), pus.begin() + shift, pus.end());
   }
   return pus;

@@ -40,7 +40,8 @@ bool ProcessLayout::nodes_contiguous() const {
   return true;
 }
 
-int InterProcessGroup::members_before_on_node() const {
+int InterProcessGroup::members_before_on_host() const {
+  if (options_.host_members_before >= 0) return options_.host_members_before;
   int before = 0;
   for (int p = layout_.process - 1; p >= 0 && layout_.node_of[p] == node_index(); --p) {
     before += layout_.threads[p];

@@ -68,6 +68,9 @@ struct InterOptions {
   // Members of all the processes on this machine (virtual nodes included):
   // the node's waits yield early where they outnumber its CPUs.
   int host_members = 0;
+  // Members of this machine's processes before this one (virtual nodes
+  // included); -1: unknown, the processes before it on its node.
+  int host_members_before = -1;
 };
 
 class InterProcessGroup : public ProcessGroup {
@@ -81,7 +84,7 @@ class InterProcessGroup : public ProcessGroup {
   int members_here() const override { return layout_.threads[layout_.process]; }
   int first_rank() const override { return layout_.first_rank(layout_.process); }
   int total_members() const override { return layout_.total_members(); }
-  int members_before_on_node() const override;
+  int members_before_on_host() const override;
   void* allocate_shared(std::size_t bytes) override;
   void placed(const Topology& topology, const Placement& placement) override;
   void execute(MemberState& me, const Call& call) override;

@@ -200,8 +200,11 @@ Team detail::build_mpi_team(MPI_Comm comm, int threads, TeamOptions options,
   // across processes yield early (two virtual nodes of 2 processes on 2
   // cores spun as if each process had a core).
   const std::vector<int> host_of = per_node > 0 ? discover_nodes(*channel, 0) : node_of;
+  inter.host_members_before = 0;
   for (int p = 0; p < channel->size(); ++p) {
-    if (host_of[p] == host_of[channel->rank()]) inter.host_members += counts[p];
+    if (host_of[p] != host_of[channel->rank()]) continue;
+    inter.host_members += counts[p];
+    if (p < channel->rank()) inter.host_members_before += counts[p];
   }
   channel->set_crowded(inter.host_members > static_cast<int>(std::thread::hardware_concurrency()));
   detail::ProcessLayout layout{channel->rank(), counts, std::move(node_of)};

@@ -319,6 +319,23 @@ TEST_CASE("the chosen inter-process algorithm can be explained", "[mpi]") {
   }
 }
 
+TEST_CASE("processes of one machine start their members where the machine's earlier ones end",
+          "[mpi]") {
+  // run_mpi.sh runs every rank on this machine unbound, as one node or as
+  // virtual nodes: whatever the nodes, rank r's member 0 sits past the
+  // members of ranks 0..r-1 (on the synthetic topology's 4 PUs, wrapping),
+  // not at PU 0 of its virtual node.
+  Team team = make_team(0);
+  int before = 0;
+  for (int p = 0; p < world_rank(); ++p) before += p % 3 + 1;  // threads_for(0) on rank p
+  INFO("rank " << world_rank() << ", " << before << " members before it on this machine");
+  const std::vector<int>& pus = team.placement().pu_of_member;
+  REQUIRE(static_cast<int>(pus.size()) == threads_for(0));
+  for (int k = 0; k < threads_for(0); ++k) {
+    CHECK(pus[static_cast<std::size_t>(k)] == (before + k) % 4);
+  }
+}
+
 TEST_CASE("two processes of a node race the single copy and keep the same ways", "[mpi]") {
   // With HREDUCE_NODE_SINGLE_COPY=auto two processes sharing a node time
   // the single copy against the chunks per kind when the team is built;
