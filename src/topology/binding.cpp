@@ -11,6 +11,7 @@
 
 #include "hreduce/topology.hpp"
 #include "src/topology/system_hwloc.hpp"
+#include "src/topology/thread_cpus.hpp"
 
 namespace hreduce {
 namespace {
@@ -76,4 +77,20 @@ std::vector<int> process_pus(const Topology& topology) {
   return bound.empty() ? all : bound;
 }
 
+namespace detail {
+
+bool let_current_thread_use_process_cpus() {
+  hwloc_topology_t system = system_hwloc();
+  if (system == nullptr) return false;
+  hwloc_bitmap_t cpuset = hwloc_bitmap_alloc();
+  if (cpuset == nullptr) return false;
+  // On Linux the process's binding is the union of its threads' own.
+  const bool ok = hwloc_get_cpubind(system, cpuset, HWLOC_CPUBIND_PROCESS) == 0 &&
+                  !hwloc_bitmap_iszero(cpuset) &&
+                  hwloc_set_cpubind(system, cpuset, HWLOC_CPUBIND_THREAD) == 0;
+  hwloc_bitmap_free(cpuset);
+  return ok;
+}
+
+}  // namespace detail
 }  // namespace hreduce

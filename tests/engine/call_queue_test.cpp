@@ -2,6 +2,8 @@
 // ring of numbered slots, written without a lock by the threads that start
 // calls and read in order by whoever holds the turn. The oracle is a plain
 // count and order of what ran.
+#include <sched.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -113,4 +115,47 @@ TEST_CASE("call queue: destroyed with calls still queued, it runs them first", "
   }
   for (const auto& c : calls) CHECK(c.runs == 1);
   CHECK(ran.load() == calls.size());
+}
+
+namespace {
+
+// Records the CPUs the thread that runs it may use.
+class AffinityCall final : public QueuedCall {
+ public:
+  void run() override {
+    CPU_ZERO(&cpus);
+    ran_here = sched_getaffinity(0, sizeof(cpus), &cpus) == 0;
+  }
+  cpu_set_t cpus{};
+  bool ran_here = false;
+};
+
+}  // namespace
+
+TEST_CASE("call queue: a queue made by a pinned thread runs its calls on the process's CPUs",
+          "[call_queue]") {
+  // A progress thread started by a member pinned to one PU would otherwise
+  // share that PU, and overlap nothing while the member computes.
+  cpu_set_t process{};
+  REQUIRE(sched_getaffinity(0, sizeof(process), &process) == 0);
+  int first = -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE && first < 0; ++cpu) {
+    if (CPU_ISSET(cpu, &process)) first = cpu;
+  }
+  REQUIRE(first >= 0);
+  AffinityCall call;
+  std::thread pinned([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+    CallQueue queue;  // its thread starts from this one's binding
+    queue.start(call);
+    queue.wait(call, false);  // the queue's thread runs it
+  });
+  pinned.join();
+  REQUIRE(call.ran_here);
+  INFO(CPU_COUNT(&process) << " CPUs for the process, " << CPU_COUNT(&call.cpus)
+                           << " for the queue's thread");
+  CHECK(CPU_EQUAL(&call.cpus, &process));
 }

@@ -1,5 +1,7 @@
 #include "src/engine/nonblocking/call_queue.hpp"
 
+#include "src/topology/thread_cpus.hpp"
+
 namespace hreduce::detail {
 
 CallQueue::CallQueue(void (*on_thread_start)())
@@ -123,6 +125,7 @@ void CallQueue::give_starter_a_head_start() {
 }
 
 void CallQueue::serve() {
+  let_current_thread_use_process_cpus();
   if (on_thread_start_ != nullptr) on_thread_start_();
   for (;;) {
     const std::uint64_t finished = finished_.load(std::memory_order_acquire);
