@@ -154,6 +154,13 @@ double MachinePrices::cached_rate(Stream kind, double working_set) const {
   return vector_rate(kind, counted);
 }
 
+double MachinePrices::cached_rate_within_curve(Stream kind, double working_set) const {
+  const std::vector<probe::SizedRate>& curve = machine_.memory.one_thread_by_size;
+  if (curve.empty()) return 0;
+  return cached_rate(kind,
+                     std::min(working_set, static_cast<double>(curve.back().working_set_bytes)));
+}
+
 std::uint64_t MachinePrices::last_level_cache_bytes() const {
   const probe::MachineTopology& t = machine_.topology;
   const std::uint64_t one = t.l3_bytes > 0 ? t.l3_bytes : t.l2_bytes;

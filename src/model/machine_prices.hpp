@@ -54,6 +54,10 @@ class MachinePrices {
   // where there is no curve or the working set lies beyond it: then the
   // memory matrices price the stream, shared with the NUMA node's others.
   double cached_rate(Stream kind, double working_set) const;
+  // The same for a working set that the last-level cache holds but the
+  // curve does not reach: the curve's largest size stands in (not the
+  // cache-resident fold's speed, several times too fast there).
+  double cached_rate_within_curve(Stream kind, double working_set) const;
 
   // Reading `bytes` another core wrote since (its lines move to this one):
   // the probe's data_by_size, linear between its sizes and past the last;

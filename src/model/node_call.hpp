@@ -60,6 +60,8 @@ class NodeCall {
   // `member` reads `count` announcements of `bytes` that other members
   // wrote this call: their lines come from the writers' caches.
   void take_lines(int member, double count, double bytes, Level level);
+  // Reading `bytes` of the node segment that other cores wrote this call.
+  void pull_lines(int member, double bytes, const char* what);
   void stream_spread(int member, const std::map<int, double>& bytes_on_numa, Stream kind,
                      Level level, const std::string& term);
 

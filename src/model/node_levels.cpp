@@ -176,13 +176,21 @@ void NodeCall::node_chunks(const std::vector<int>& leaders) {
     synchronise(leaders, Level::waiting, "staged");
     std::map<int, double> reads;
     for (int from : leaders) reads[prices_.numa_of_pu(member_pu(from))] += c / P;
-    for (int l : leaders)
+    for (int l : leaders) {
+      // The staged chunks were written this call by the other processes'
+      // cores: a folder pulls their lines over, at the probe's price for
+      // data between cores (16 processes of a 16-core machine: 128 KiB
+      // reduce 67 us, 21 us predicted without it).
+      if (!settings_.zero_copy) pull_lines(l, c * (P - 1) / P, "staged");
       stream_spread(l, reads, Stream::fold, Level::node_segment, "fold (node chunks)");
+    }
     synchronise(leaders, Level::waiting, "folded");
     for (std::size_t q = 0; q < leaders.size() && !settings_.zero_copy; ++q) {
       double drained = c;
       if (kind == CollectiveKind::reduce && q != 0) drained = 0;
       if (kind == CollectiveKind::reduce_scatter_block) drained = c / P;
+      // Every slice but its own was folded on another core.
+      pull_lines(leaders[q], drained * (P - 1) / P, "folded");
       stream(leaders[q], drained, Stream::copy, prices_.numa_of_pu(member_pu(leaders[q])),
              Level::node_segment, "drain");
     }

@@ -272,6 +272,10 @@ TEST_CASE("the probe's by-size curves: cache rates and message times", "[model]"
   // Halfway in log size between 4 KiB and 4 MiB (128 KiB): halfway in rate.
   CHECK(prices.cached_rate(md::Stream::copy, 128 << 10) == Approx(25e9));
   CHECK(prices.cached_rate(md::Stream::copy, 8 << 20) == 0);  // beyond: memory prices it
+  // Within the last-level cache but past the curve: the curve's last rate.
+  CHECK(prices.cached_rate_within_curve(md::Stream::copy, 8 << 20) == Approx(10e9));
+  CHECK(prices.cached_rate_within_curve(md::Stream::copy, 128 << 10) == Approx(25e9));
+  CHECK(md::MachinePrices(toy_machine()).cached_rate_within_curve(md::Stream::copy, 4096) == 0);
   // Messages: linear between sizes; past the last, the last step's per-byte cost.
   CHECK(prices.message_seconds(8, true) == Approx(1e-6));
   CHECK(prices.message_seconds(2052, true) == Approx(2e-6));
@@ -280,6 +284,26 @@ TEST_CASE("the probe's by-size curves: cache rates and message times", "[model]"
   // No intra-node curve: latency plus bytes over the rate.
   CHECK(prices.message_seconds(1000, false) ==
         Approx(prices.mpi_intra_latency() + 1000 / prices.mpi_intra_rate()));
+}
+
+TEST_CASE("a fold the last-level cache holds past the curve streams at the curve's last rate",
+          "[model]") {
+  // Two members, 8 MiB each: 24 MiB of inputs and output, in a 64 MiB L3
+  // but past the curve's 4 MiB. Each member folds its half of the two
+  // inputs (one fold of 4 MiB) at the curve's 4 MiB rate, 2 GB/s, not at
+  // the cache-resident kernel's 10 GB/s (16 threads of a 16-core machine
+  // folded so, 2.2 ms where 0.35 ms was predicted).
+  pr::MachineDescription d = toy_machine();
+  d.topology.l3_bytes = 64 << 20;
+  d.topology.l3_caches = 1;
+  d.memory.one_thread_by_size = {{4 << 10, 2 * 8e9, 3 * 9e9}, {4 << 20, 2 * 1e9, 3 * 2e9}};
+  const md::MachinePrices prices(d);
+  const hreduce::Topology node = md::topology_of(prices.topology());
+  const double m = 8 << 20;
+  const md::Prediction p =
+      md::predict_hreduce(prices, node, {1, 1, 2}, {"reduce", 8 << 20, "double"}, {});
+  CHECK_THAT(p.decisions, Catch::Contains("sliced"));
+  CHECK(p.levels[static_cast<int>(md::Level::inside_process)] == Approx((m / 2) / 2e9));
 }
 
 TEST_CASE("a two-member exscan copies instead of folding", "[model]") {
@@ -309,6 +333,30 @@ TEST_CASE("the node level's single copy takes the runtime's cut", "[model]") {
   // the rest: longer than the exscan's halves.
   const md::Prediction reduce = predict({1, 2, 1}, {"reduce", 1 << 20, "double"});
   CHECK(reduce.levels[static_cast<int>(md::Level::node_segment)] > node);
+}
+
+TEST_CASE("the node's staged chunks are pulled from the cores that wrote them", "[model]") {
+  // Four processes, 64 KiB each: one chunk. A folder reads the three
+  // quarters of its slice that the other processes staged, then each
+  // drains the three quarters of the result the others folded: twice 48
+  // KiB at the probe's price for data between cores, on top of the same
+  // call priced without that figure.
+  pr::MachineDescription with = toy_machine();
+  with.core_to_core.data_by_size = {{512, 0.2e-6}, {8192, 1.6e-6}};
+  const md::MachinePrices prices(with), plain(toy_machine());
+  const hreduce::Topology node = md::topology_of(prices.topology());
+  const md::CallCase call{"allreduce", 64 << 10, "double"};
+  const md::Prediction p = md::predict_hreduce(prices, node, {1, 4, 1}, call, {});
+  const md::Prediction q = md::predict_hreduce(plain, node, {1, 4, 1}, call, {});
+  CHECK_THAT(p.decisions, Catch::Contains("chunks"));
+  const double pulled = prices.data_from_another_core_seconds(48 << 10);
+  const auto at = static_cast<int>(md::Level::node_segment);
+  CHECK(p.levels[at] - q.levels[at] == Approx(2 * pulled));
+  // Zero copy stages nothing: nothing to pull.
+  md::ModelSettings zero_copy;
+  zero_copy.zero_copy = true;
+  CHECK(md::predict_hreduce(prices, node, {1, 4, 1}, call, zero_copy).levels[at] ==
+        Approx(md::predict_hreduce(plain, node, {1, 4, 1}, call, zero_copy).levels[at]));
 }
 
 TEST_CASE("announcements another core wrote cost the probe's data transfer", "[model]") {
