@@ -50,6 +50,10 @@ class NodeCall {
   // all have (with Waiters::last, k members take k-1 transfers).
   void synchronise(const std::vector<int>& members, Level level, const std::string& what,
                    Waiters waiters = Waiters::all);
+  // The engine's arrival and done barriers: each member publishes its own
+  // line and the waiters read every other's, several in flight at once.
+  void meet_on_own_lines(const std::vector<int>& members, const std::string& what,
+                         Waiters waiters = Waiters::all);
   // Vector bytes per second a member streams at when the call's buffers
   // stay in its caches (0: they do not, memory bandwidth prices it).
   double cached_stream_rate(Stream kind) const;

@@ -87,7 +87,7 @@ void NodeCall::node_inline(const std::vector<int>& leaders) {
     stream(l, m_, Stream::copy, prices_.numa_of_pu(member_pu(l)), Level::node_segment,
            "write the announcement");
   }
-  synchronise(leaders, Level::waiting, "announcements", waiters_of(kind));
+  meet_on_own_lines(leaders, "announcements", waiters_of(kind));
   for (std::size_t q = 0; q < leaders.size(); ++q) {
     double reads = (P - 1) * m_;
     if (kind == CollectiveKind::reduce && q != 0) reads = 0;
@@ -173,7 +173,7 @@ void NodeCall::node_chunks(const std::vector<int>& leaders) {
       const int numa = prices_.numa_of_pu(member_pu(l));
       if (!settings_.zero_copy) stream(l, c, Stream::copy, numa, Level::node_segment, "stage");
     }
-    synchronise(leaders, Level::waiting, "staged");
+    meet_on_own_lines(leaders, "staged");
     std::map<int, double> reads;
     for (int from : leaders) reads[prices_.numa_of_pu(member_pu(from))] += c / P;
     for (int l : leaders) {
@@ -184,7 +184,7 @@ void NodeCall::node_chunks(const std::vector<int>& leaders) {
       if (!settings_.zero_copy) pull_lines(l, c * (P - 1) / P, "staged");
       stream_spread(l, reads, Stream::fold, Level::node_segment, "fold (node chunks)");
     }
-    synchronise(leaders, Level::waiting, "folded");
+    meet_on_own_lines(leaders, "folded");
     for (std::size_t q = 0; q < leaders.size() && !settings_.zero_copy; ++q) {
       double drained = c;
       if (kind == CollectiveKind::reduce && q != 0) drained = 0;

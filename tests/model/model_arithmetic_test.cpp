@@ -71,13 +71,15 @@ TEST_CASE("a two-member tree: one hop, the flag's line and the fold", "[model]")
 TEST_CASE("a sliced reduce on four members shares the NUMA node's bandwidth", "[model]") {
   const double m = 4 << 20;
   const md::Prediction p = predict({1, 1, 4}, {"reduce", 4 << 20, "double"});
-  // Arrival: four accesses to one line. Fold: each member folds its
-  // quarter of the four inputs, three folds of m/4 (the last one writing
-  // the result), four members at once, so each gets a quarter of the node
-  // (2 GB/s < its own 4 GB/s). Done: only the root waits, so three accesses.
-  const double expected = 4 * kOneWay + (3 * m / 4) / (kNodeFold / 4) + 3 * kOneWay;
+  // Arrival: each member publishes its own line, and each waiter reads the
+  // three others' at once (up to four in flight): the latest line, then
+  // one batch. Fold: each member folds its quarter of the four inputs,
+  // three folds of m/4 (the last one writing the result), four members at
+  // once, so each gets a quarter of the node (2 GB/s < its own 4 GB/s).
+  // Done: only the root waits, reading the three done lines in one batch.
+  const double expected = 2 * kOneWay + (3 * m / 4) / (kNodeFold / 4) + kOneWay;
   CHECK(p.seconds == Approx(expected));
-  CHECK(p.levels[static_cast<int>(md::Level::waiting)] == Approx(7 * kOneWay));
+  CHECK(p.levels[static_cast<int>(md::Level::waiting)] == Approx(3 * kOneWay));
   CHECK_THAT(p.dominant, Catch::Contains("memory bandwidth of NUMA node 0"));
   CHECK_THAT(p.decisions, Catch::Contains("sliced"));
 }
@@ -247,6 +249,31 @@ TEST_CASE("built-in machines are complete descriptions", "[model]") {
   }
   CHECK(md::MachinePrices(md::builtin_machine("2x64")).numa_nodes() == 8);
   CHECK_THROWS_WITH(md::builtin_machine("3x7"), Catch::Contains("2x64"));
+}
+
+TEST_CASE("sixteen members meet on their own lines, four reads in flight", "[model]") {
+  // An 8 B scan of 16 threads goes sliced: every waiter reads the 15 other
+  // arrival lines four at a time (ceil(15 / 4) = 4 batches) after the
+  // latest one, and the same for the done lines: ten transfers, where one
+  // line taken in turn by all 16 members cost 32.
+  const md::Prediction wide = [] {
+    pr::MachineDescription d = toy_machine();
+    d.topology = pr::describe(hreduce::Topology::synthetic("pack:1 numa:1 core:16 pu:1"));
+    const md::MachinePrices prices(d);
+    return md::predict_hreduce(prices, md::topology_of(prices.topology()), {1, 1, 16},
+                               {"scan", 8, "double"}, {});
+  }();
+  CHECK_THAT(wide.decisions, Catch::Contains("sliced"));
+  CHECK(wide.levels[static_cast<int>(md::Level::waiting)] == Approx(10 * kOneWay));
+  // Sixteen processes' announcements likewise: an 8 B allreduce goes
+  // inline, every process reading the 15 others' after the latest one.
+  pr::MachineDescription d = toy_machine();
+  d.topology = pr::describe(hreduce::Topology::synthetic("pack:1 numa:1 core:16 pu:1"));
+  const md::MachinePrices prices(d);
+  const md::Prediction processes = md::predict_hreduce(
+      prices, md::topology_of(prices.topology()), {1, 16, 1}, {"allreduce", 8, "double"}, {});
+  CHECK_THAT(processes.decisions, Catch::Contains("inline"));
+  CHECK(processes.levels[static_cast<int>(md::Level::waiting)] == Approx(5 * kOneWay));
 }
 
 TEST_CASE("a reduce's or a scan's announcements cost one line transfer fewer", "[model]") {
