@@ -270,8 +270,8 @@ TEST_CASE("sixteen members meet on their own lines, four reads in flight", "[mod
   pr::MachineDescription d = toy_machine();
   d.topology = pr::describe(hreduce::Topology::synthetic("pack:1 numa:1 core:16 pu:1"));
   const md::MachinePrices prices(d);
-  const md::Prediction processes = md::predict_hreduce(
-      prices, md::topology_of(prices.topology()), {1, 16, 1}, {"allreduce", 8, "double"}, {});
+  const md::Prediction processes = md::predict_hreduce(prices, md::topology_of(prices.topology()),
+                                                       {1, 16, 1}, {"allreduce", 8, "double"}, {});
   CHECK_THAT(processes.decisions, Catch::Contains("inline"));
   CHECK(processes.levels[static_cast<int>(md::Level::waiting)] == Approx(5 * kOneWay));
 }
