@@ -53,6 +53,14 @@ cat "$tmp/vout"
 grep -q "run to run" "$tmp/vout" || fail "two runs, but no run-to-run spread printed"
 grep -q "probes, one per run: cache-line round trip [0-9.]*, [0-9.]* us" "$tmp/vout" ||
   fail "two runs, but not two probes' round trips"
+# Processes of several threads run unbound (they place their members
+# themselves); a process of one thread keeps mpirun's binding.
+"$hreduce" predict --validate --quick --layouts 1x2x2,1x2x1 --sizes 8 >"$tmp/hout" 2>&1 ||
+  fail "predict --validate --layouts 1x2x2,1x2x1 failed: $(cat "$tmp/hout")"
+grep -q "measuring 1x2x2 .*mpirun [^)]*--bind-to none" "$tmp/hout" ||
+  fail "a layout of two threads per process was not run unbound: $(grep measuring "$tmp/hout")"
+grep "measuring 1x2x1 " "$tmp/hout" | grep -q -- "--bind-to" &&
+  fail "a layout of one thread per process was run unbound: $(grep measuring "$tmp/hout")"
 "$hreduce" predict --validate --repeats 0 >/dev/null 2>"$tmp/err" && fail "--repeats 0 was accepted"
 grep -q -- "--repeats" "$tmp/err" || fail "--repeats 0's message: $(cat "$tmp/err")"
 python3 - "$tmp/v.json" <<'PY' || fail "the validation records are wrong"
