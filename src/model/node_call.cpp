@@ -78,14 +78,20 @@ double NodeCall::cached_stream_rate(Stream kind) const {
   return kind == Stream::fold ? std::min(level_rate, op_rate) : level_rate;
 }
 
-void NodeCall::synchronise(const std::vector<int>& members, Level level, const std::string& what,
-                           Waiters waiters) {
-  if (members.size() < 2) return;
+// The longest one-way trip from the first member's PU to another's.
+double NodeCall::slowest_one_way(const std::vector<int>& members) const {
   const int owner = member_pu(members.front());
   double slowest = 0;
   for (int m : members) slowest = std::max(slowest, prices_.one_way_seconds(owner, member_pu(m)));
-  const int line = sim_.add_resource(
-      "a line " + std::to_string(members.size()) + " members poll (" + what + ")", 1 / slowest);
+  return slowest;
+}
+
+void NodeCall::synchronise(const std::vector<int>& members, Level level, const std::string& what,
+                           Waiters waiters) {
+  if (members.size() < 2) return;
+  const int line =
+      sim_.add_resource("a line " + std::to_string(members.size()) + " members poll (" + what + ")",
+                        1 / slowest_one_way(members));
   Task join;
   for (std::size_t i = waiters == Waiters::last ? 1 : 0; i < members.size(); ++i) {
     const int m = members[i];
@@ -116,14 +122,10 @@ constexpr int kLinesInFlight = 4;
 void NodeCall::meet_on_own_lines(const std::vector<int>& members, const std::string& what,
                                  Waiters waiters) {
   const auto k = static_cast<int>(members.size());
-  if (k < 2) return;
   if (k <= 2 || oversubscribed_) {  // as one line: the same transfers for two
     synchronise(members, Level::waiting, what, waiters);
     return;
   }
-  const int owner = member_pu(members.front());
-  double slowest = 0;
-  for (int m : members) slowest = std::max(slowest, prices_.one_way_seconds(owner, member_pu(m)));
   // The latest arrival's line reaches the waiters, which read the rest in
   // batches (all waiters: one more transfer, as for two members).
   const int transfers =
@@ -133,7 +135,7 @@ void NodeCall::meet_on_own_lines(const std::vector<int>& members, const std::str
     const std::vector<int> after = after_of(m);
     join.after.insert(join.after.end(), after.begin(), after.end());
   }
-  join.latency = transfers * slowest;
+  join.latency = transfers * slowest_one_way(members);
   join.level = Level::waiting;
   join.term = "cache-line transfers (" + what + ")";
   const int joined = sim_.add_task(std::move(join));

@@ -50,6 +50,7 @@ class NodeCall {
   // all have (with Waiters::last, k members take k-1 transfers).
   void synchronise(const std::vector<int>& members, Level level, const std::string& what,
                    Waiters waiters = Waiters::all);
+  double slowest_one_way(const std::vector<int>& members) const;
   // The engine's arrival and done barriers: each member publishes its own
   // line and the waiters read every other's, several in flight at once.
   void meet_on_own_lines(const std::vector<int>& members, const std::string& what,
