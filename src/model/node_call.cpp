@@ -202,24 +202,23 @@ void NodeCall::stream_spread(int member, const std::map<int, double>& bytes_on_n
 // (Waiters::last), their half runs while the reader waits on other things.
 void NodeCall::take_lines(int member, double count, double bytes, Level level) {
   const double share = waiters_of(kind_) == Waiters::last ? 0.5 : 1.0;
-  const double seconds = share * count * prices_.data_from_another_core_seconds(bytes);
+  wait_for_lines(member, share * count * prices_.data_from_another_core_seconds(bytes), level,
+                 "lines from the other cores");
+}
+
+void NodeCall::pull_lines(int member, double bytes, const char* what) {
+  if (bytes <= 0) return;
+  wait_for_lines(member, prices_.data_from_another_core_seconds(bytes), Level::node_segment,
+                 std::string("lines from the other cores (") + what + ")");
+}
+
+void NodeCall::wait_for_lines(int member, double seconds, Level level, std::string term) {
   if (seconds <= 0) return;
   Task t;
   t.after = after_of(member);
   t.latency = seconds;
   t.level = level;
-  t.term = "lines from the other cores";
-  then(member, sim_.add_task(std::move(t)));
-}
-
-void NodeCall::pull_lines(int member, double bytes, const char* what) {
-  const double seconds = bytes > 0 ? prices_.data_from_another_core_seconds(bytes) : 0;
-  if (seconds <= 0) return;
-  Task t;
-  t.after = after_of(member);
-  t.latency = seconds;
-  t.level = Level::node_segment;
-  t.term = std::string("lines from the other cores (") + what + ")";
+  t.term = std::move(term);
   then(member, sim_.add_task(std::move(t)));
 }
 

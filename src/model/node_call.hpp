@@ -67,6 +67,8 @@ class NodeCall {
   void take_lines(int member, double count, double bytes, Level level);
   // Reading `bytes` of the node segment that other cores wrote this call.
   void pull_lines(int member, double bytes, const char* what);
+  // Both above: `member` waits `seconds` for those lines.
+  void wait_for_lines(int member, double seconds, Level level, std::string term);
   void stream_spread(int member, const std::map<int, double>& bytes_on_numa, Stream kind,
                      Level level, const std::string& term);
 

@@ -34,7 +34,9 @@ int world_size() {
 }
 
 // Threads per process: the same count everywhere, or uneven (1, 2, 3, 1, …).
-int threads_for(int setting) { return setting > 0 ? setting : world_rank() % 3 + 1; }
+int threads_for(int setting, int rank = world_rank()) {
+  return setting > 0 ? setting : rank % 3 + 1;
+}
 
 Team make_team(int setting) {
   TeamOptions options;
@@ -327,7 +329,7 @@ TEST_CASE("processes of one machine start their members where the machine's earl
   // not at PU 0 of its virtual node.
   Team team = make_team(0);
   int before = 0;
-  for (int p = 0; p < world_rank(); ++p) before += p % 3 + 1;  // threads_for(0) on rank p
+  for (int p = 0; p < world_rank(); ++p) before += threads_for(0, p);
   INFO("rank " << world_rank() << ", " << before << " members before it on this machine");
   const std::vector<int>& pus = team.placement().pu_of_member;
   REQUIRE(static_cast<int>(pus.size()) == threads_for(0));
