@@ -31,9 +31,10 @@ inline constexpr EnvironmentVariable kEnvironment[] = {
      "wherever the kernel allows; off: never; auto: per kind of call, where it won a race "
      "against the chunks when the team was built (docs/mpi.md)"},
     {"HREDUCE_NODE_ASYMMETRIC_FENCE", "on",
-     "teams over MPI: off keeps a fence in every publication of the node level instead of "
-     "having waiters about to sleep order it for all (membarrier, for which a process "
-     "registers as the library loads unless this is off then)"},
+     "off keeps a fence in every publication of a progress word (the node level's, and the "
+     "members' of a team) instead of having waiters about to sleep order it for all "
+     "(membarrier, for which a process registers as the library loads unless this is off "
+     "then)"},
     {"HREDUCE_PROGRESS_THREAD", "0 (off)",
      "1: each member's nonblocking calls run on a thread of its own, as blocking calls, while "
      "members compute (docs/nonblocking.md)"},

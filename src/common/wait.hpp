@@ -26,6 +26,8 @@
 #include <ctime>
 #include <thread>
 
+#include "src/common/asymmetric_fence.hpp"
+
 namespace hreduce::detail {
 
 // A call's time limit. The clock is read only when a wait first gets as
@@ -107,6 +109,11 @@ inline constexpr std::chrono::microseconds kKeepPollingAlone{10000};
 struct Waiting {
   int spins = kSpinsAlone;
   std::chrono::microseconds keep_polling{0};
+  // Publishers need no fence: a waiter about to sleep orders their stores
+  // with the asymmetric fence (asymmetric_fence.hpp). Set by teams whose
+  // process registered for it; never under ThreadSanitizer, which does not
+  // model membarrier(2).
+  bool light = false;
   // Members blocked in the kernel right now. A publisher wakes the word's
   // waiters only when there are some: a wake-up is a system call, and on
   // the fast path nobody sleeps.
@@ -122,10 +129,12 @@ inline void announce(std::atomic<std::uint64_t>& word, std::uint64_t value) {
 }
 
 // The second half. A waiter registers in `sleepers`, then rereads the word;
-// this orders the store before reading `sleepers` (the fence): either the
-// waiter sees the new value or this sees it registered, never neither. The
-// fence waits for the store to leave the store buffer, which for a line
-// other members have just read means a round trip to their cores.
+// the store must be ordered before reading `sleepers`: either the waiter
+// sees the new value or this sees it registered, never neither. Where the
+// waiters issue the asymmetric fence (Waiting::light), a compiler barrier
+// does; else the fence here, which waits for the store to leave the store
+// buffer: for a line other members have just read, a round trip to their
+// cores.
 inline void wake_blocked(std::atomic<std::uint64_t>& word, Waiting& waiting) {
 #if defined(__SANITIZE_THREAD__)
   // GCC's ThreadSanitizer refuses fences. A sequentially consistent
@@ -134,7 +143,11 @@ inline void wake_blocked(std::atomic<std::uint64_t>& word, Waiting& waiting) {
   word.fetch_add(0, std::memory_order_seq_cst);
   if (waiting.sleepers.load(std::memory_order_seq_cst) != 0) private_futex_wake_all(word);
 #else
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (waiting.light) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
   if (waiting.sleepers.load(std::memory_order_relaxed) != 0) private_futex_wake_all(word);
 #endif
 }
@@ -177,6 +190,7 @@ inline void publish(std::atomic<std::uint64_t>& word, std::uint64_t value, Waiti
     if (word.load(std::memory_order_acquire) >= target) return true;
   }
   waiting.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  if (waiting.light) asymmetric_fence_heavy();
   bool reached = true;
   for (std::uint64_t seen = word.load(std::memory_order_seq_cst); seen < target;
        seen = word.load(std::memory_order_seq_cst)) {

@@ -8,6 +8,7 @@
 
 #include "hreduce/error.hpp"
 #include "hreduce/schedule.hpp"
+#include "src/common/asymmetric_fence.hpp"
 #include "src/common/environment.hpp"
 #include "src/engine/nonblocking/pending_calls.hpp"
 #include "src/engine/process_group.hpp"
@@ -119,13 +120,20 @@ TeamState::TeamState(TeamOptions opts, std::unique_ptr<ProcessGroup> process_gro
   // Long polling only where nobody else needs the CPUs: teams spanning
   // processes cannot see how many other processes share their cores (the
   // oversubscribed MPI tests took 3× longer with it).
-  if (shares_cpus(placement, options.bind && topology.is_this_system())) {
+  const bool members_share_cpus = shares_cpus(placement, options.bind && topology.is_this_system());
+  if (members_share_cpus) {
     waiting.spins = kSpinsShared;
   } else if (!group) {
     waiting.keep_polling = kKeepPollingAlone;
   }
   waiting.keep_polling =
       duration_from_environment("Team", "HREDUCE_SPIN_US", "microseconds", waiting.keep_polling);
+#if !defined(__SANITIZE_THREAD__)
+  // Members with a CPU each rarely sleep, so the membarrier a sleeper then
+  // issues costs less than a fence in every publication; members sharing
+  // CPUs sleep in most waits.
+  waiting.light = !members_share_cpus && use_asymmetric_fence();
+#endif
   members_may_run_ahead = options.run_ahead && p > 1;
   controls_ = std::make_unique<MemberControl[]>(p);
   for (int r = 0; r < p; ++r) {

@@ -18,10 +18,10 @@
 #include <new>
 
 #include "hreduce/error.hpp"
+#include "src/common/asymmetric_fence.hpp"
 #include "src/common/environment.hpp"
 #include "src/common/failure.hpp"
 #include "src/common/level_clock.hpp"
-#include "src/node/asymmetric_fence.hpp"
 #include "src/node/node_areas.hpp"
 #include "src/node/peer_memory.hpp"
 #include "src/node/shared_wait.hpp"

@@ -28,8 +28,8 @@
 #include <string>
 #include <thread>
 
+#include "src/common/asymmetric_fence.hpp"
 #include "src/common/wait.hpp"
-#include "src/node/asymmetric_fence.hpp"
 
 namespace hreduce::detail {
 

@@ -57,3 +57,34 @@ TEST_CASE("a waiter polls longer than keep_polling only by a round of polls", "[
   // It went to sleep, and not before keep_polling had passed.
   CHECK(std::chrono::steady_clock::now() - start >= 5ms);
 }
+
+TEST_CASE("a publisher without a fence wakes a waiter that registered as it published",
+          "[engine][wait]") {
+  // Waiting::light: the publisher only stores and reads the sleepers; the
+  // waiter's membarrier orders both. A publication that both sides missed
+  // would leave the waiter asleep until its deadline.
+  if (!register_asymmetric_fence()) {
+    WARN("membarrier is not offered here: nothing to test");
+    return;
+  }
+  Waiting waiting;
+  waiting.light = true;
+  waiting.spins = 8;
+  for (int round = 0; round < 100; ++round) {
+    std::atomic<std::uint64_t> word{0};
+    std::thread publisher([&] {
+      // Publishes the moment the waiter registers: the store and the
+      // waiter's reread race.
+      const auto start = std::chrono::steady_clock::now();
+      while (waiting.sleepers.load(std::memory_order_relaxed) == 0 &&
+             std::chrono::steady_clock::now() - start < 10s) {
+      }
+      publish(word, 1, waiting);
+    });
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(wait_at_least(word, 1, Deadline::after(20s), waiting));
+    CHECK(std::chrono::steady_clock::now() - start < 5s);
+    publisher.join();
+  }
+  CHECK(waiting.sleepers.load() == 0);
+}

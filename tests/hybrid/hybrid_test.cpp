@@ -6,8 +6,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "src/common/asymmetric_fence.hpp"
 #include "src/hybrid/lone_member.hpp"
-#include "src/node/asymmetric_fence.hpp"
 #include "tests/engine/families.hpp"
 #include "tests/engine/harness.hpp"
 #include "tests/support/error_class.hpp"

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "src/node/asymmetric_fence.hpp"
+#include "src/common/asymmetric_fence.hpp"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "hreduce/error.hpp"
-#include "src/node/asymmetric_fence.hpp"
+#include "src/common/asymmetric_fence.hpp"
 #include "src/node/cross_memory.hpp"
 #include "src/transport/in_memory_channel.hpp"
 #include "tests/engine/families.hpp"

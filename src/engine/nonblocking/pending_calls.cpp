@@ -106,11 +106,12 @@ std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t si
   if (mine.invalid) {
     record(seq, ErrorKind::argument, "member " + std::to_string(rank) + ": " + problem);
   }
-  // The fence in wake_blocked also orders this number before this
-  // member's own look at the others' (test): of two members publishing at
-  // once, at least one sees both. (Waking after that look, as the blocking
-  // calls do, was 10 % slower here: the early fence keeps this member from
-  // polling the others' lines while they are being written.)
+  // Where the team publishes without a fence (Waiting::light), the member
+  // that comes last goes on to read the others' lines while its own is
+  // still being taken back from their caches; with the fence it waited for
+  // that first (asymmetric_fence.hpp has the figures). Without it, two
+  // members publishing at once may both miss the other in their first
+  // look, and then see each other in drive()'s polls.
   announce(mine.seq, seq);
   wake_blocked(mine.seq, team_.waiting);
   // The others read this member's first line of each slot, so the next

@@ -1,4 +1,4 @@
-#include "src/node/asymmetric_fence.hpp"
+#include "src/common/asymmetric_fence.hpp"
 
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
