@@ -27,6 +27,13 @@
 //              of its process's earlier signatures, so operations that
 //              every process left without waiting are still compared, one
 //              wait later.
+//   after the  a process that needs only the processes before it (a scan's
+//   earlier    or exscan's, all but the last) waits for those alone, and
+//              leaves if they agree, on the same terms as one that runs
+//              ahead. Whether it left is written in the slots themselves
+//              (left_early), so every process that compares concludes
+//              alike: if one of those before it failed, it waited for all,
+//              and the failure is an ordinary one.
 //
 // The common case costs one pass over every slot's first line (all_agree);
 // only a disagreement pays for words (compare_announcements).
@@ -88,12 +95,12 @@ void NodeGroup::wait_for_slot(std::uint64_t op) {
 }
 
 void NodeGroup::write_announcement(Slot& mine, const NodeCallInfo& info, const Announcement& a,
-                                   bool runs_ahead) {
+                                   Leaving leaving) {
   const int s = static_cast<int>(ops_ % kNodeSlots);
   mine.signature = info.signature;
   mine.digest = digest_;
   digest_ = mix(digest_, info.signature);
-  mine.ran_ahead = runs_ahead;
+  mine.ran_ahead = leaving;
   mine.failed = info.failure ? 1 : 0;
   if (info.failure) {
     mine.failure_kind = static_cast<std::int32_t>(info.failure.kind);
@@ -120,8 +127,8 @@ void NodeGroup::write_announcement(Slot& mine, const NodeCallInfo& info, const A
     copy_bytes(mine.payload_for(a.payload_bytes), a.payload, a.payload_bytes);
 }
 
-void NodeGroup::wait_for_announcements(std::uint64_t op, int s) {
-  for (int q = 0; q < size_; ++q) {
+void NodeGroup::wait_for_announcements(std::uint64_t op, int s, int upto) {
+  for (int q = 0; q < upto; ++q) {
     if (q == rank_) continue;
     const Slot& theirs = area(q).slot[s];
     // Usually there already (the others ran ahead or came first): then
@@ -151,8 +158,13 @@ Failure NodeGroup::announce_and_agree(const NodeCallInfo& info, const Announceme
   const int s = static_cast<int>(op % kNodeSlots);
   const bool runs_ahead =
       a.contributes_only && run_ahead_ && recently_compared(op, a.payload_bytes);
+  const bool after_earlier = !runs_ahead && a.needs_only_earlier && run_ahead_ &&
+                             rank_ + 1 < size_ && recently_compared(op, a.payload_bytes);
   Slot& mine = area(rank_).slot[s];
-  write_announcement(mine, info, a, runs_ahead);
+  write_announcement(mine, info, a,
+                     runs_ahead      ? kRunsAhead
+                     : after_earlier ? kAfterEarlier
+                                     : kWaitsForAll);
   publish(mine.seq, op);
   // The next announcement's lines, taken back from the cores that read them
   // while nobody waits for them yet: that write then finds them here.
@@ -162,7 +174,13 @@ Failure NodeGroup::announce_and_agree(const NodeCallInfo& info, const Announceme
   prefetch_slot<kForWriting>(area(rank_).slot[(op + 1) % kNodeSlots],
                              runs_ahead && long_payload ? 0 : a.payload_bytes);
   if (runs_ahead) return {};
-  wait_for_announcements(op, s);
+  if (after_earlier) {
+    wait_for_announcements(op, s, rank_);
+    if (agree_before(s, rank_ + 1)) return {};
+    // Not to be left early: every process sees why (left_early) and goes
+    // on as though this one had waited for all.
+  }
+  wait_for_announcements(op, s, size_);
   // Every announcement was there without waiting, yet the others may have
   // given up on this operation already (this process came after their
   // timeout), or be deciding to right now: it fails here too.
@@ -176,10 +194,10 @@ Failure NodeGroup::announce_and_agree(const NodeCallInfo& info, const Announceme
   return failure;
 }
 
-bool NodeGroup::all_agree(int s) const {
+bool NodeGroup::agree_before(int s, int upto) const {
   const Slot& first = area(0).slot[s];
   bool agreed = true;
-  for (int q = 0; q < size_; ++q) {
+  for (int q = 0; q < upto; ++q) {
     const Slot& theirs = area(q).slot[s];
     agreed &= (theirs.failed == 0) & (theirs.signature == first.signature) &
               (theirs.digest == first.digest);
@@ -206,6 +224,12 @@ bool NodeGroup::recently_compared(std::uint64_t op, std::size_t payload_bytes) {
   return op - compared_ < room;
 }
 
+bool NodeGroup::left_early(int q) const {
+  const std::uint32_t leaving = slot(q).ran_ahead;
+  return leaving == kRunsAhead ||
+         (leaving == kAfterEarlier && agree_before(static_cast<int>(ops_ % kNodeSlots), q + 1));
+}
+
 Failure NodeGroup::compare_announcements(const NodeCallInfo& info) {
   // Called when all_agree() did not: say how they differ.
   Failure failure;
@@ -223,7 +247,7 @@ Failure NodeGroup::compare_announcements(const NodeCallInfo& info) {
     earlier = earlier || slot(q).digest != slot(0).digest;
   }
   bool anyone_ran_ahead = false;
-  for (int q = 0; q < size_; ++q) anyone_ran_ahead = anyone_ran_ahead || slot(q).ran_ahead != 0;
+  for (int q = 0; q < size_; ++q) anyone_ran_ahead = anyone_ran_ahead || left_early(q);
   if (!earlier && (!failure || !anyone_ran_ahead)) {
     // Every process is here and knows: all start their digests afresh alike.
     if (failure) digest_ = mix(0, ops_);
@@ -238,7 +262,7 @@ Failure NodeGroup::compare_announcements(const NodeCallInfo& info) {
 void NodeGroup::break_after_run_ahead(const NodeCallInfo& info, Failure failure, bool earlier) {
   std::string ran_ahead;
   for (int q = 0; q < size_; ++q) {
-    if (slot(q).ran_ahead != 0) {
+    if (left_early(q)) {
       ran_ahead += (ran_ahead.empty() ? "" : ", ") + std::to_string(first_process_ + q);
     }
   }

@@ -129,7 +129,8 @@ struct NodeReduction {
   bool inclusive = false;
   // The caller's call ends with this operation: if this process receives
   // nothing from the others (or only its own inclusive prefix), it may run
-  // ahead (node_agreement.cpp).
+  // ahead, and if it receives only a prefix, it may leave once the
+  // processes before it have announced (node_agreement.cpp).
   bool may_run_ahead = false;
   // No other process reads this process's input in this operation: it
   // alone receives every fold that includes it (a reduce's receiver, the
@@ -315,12 +316,22 @@ class NodeGroup {
     // This process needs nothing from the others in this operation, so it
     // may run ahead.
     bool contributes_only = false;
+    // It needs only the processes before it (a prefix, no reduced part), so
+    // it may leave once those have announced and agree.
+    bool needs_only_earlier = false;
   };
   // Announces, waits for every process's announcement, and checks them.
   Failure announce_and_agree(const NodeCallInfo& info, const Announcement& announcement);
+  // How a process leaves an operation, in its announcement's `ran_ahead`.
+  enum Leaving : std::uint32_t {
+    kWaitsForAll = 0,
+    kRunsAhead = 1,     // at once, after announcing
+    kAfterEarlier = 2,  // once every process before it announced, if they agree
+  };
   void write_announcement(Slot& mine, const NodeCallInfo& info, const Announcement& announcement,
-                          bool runs_ahead);
-  void wait_for_announcements(std::uint64_t op, int s);
+                          Leaving leaving);
+  // Waits for the announcements of processes [0, upto) but this one.
+  void wait_for_announcements(std::uint64_t op, int s, int upto);
   // Before this operation's announcement overwrites a slot: every other
   // process has left the operation that slot held. Called only when
   // everyone_announced_ does not show it (op - kNodeSlots + 1 and on).
@@ -328,7 +339,12 @@ class NodeGroup {
   // What nearly every operation finds, in one pass over slot s's lines:
   // nobody failed, and every process announced the same call after the
   // same ones.
-  bool all_agree(int s) const;
+  bool all_agree(int s) const { return agree_before(s, size_); }
+  // The same over processes [0, upto).
+  bool agree_before(int s, int upto) const;
+  // Whether process q left the current operation without waiting for
+  // every process: what every process concludes alike from the slots.
+  bool left_early(int q) const;
   Failure compare_announcements(const NodeCallInfo& info);
   [[noreturn]] void break_after_run_ahead(const NodeCallInfo& info, Failure failure, bool earlier);
   Failure disagreement(const NodeCallInfo& info) const;

@@ -34,6 +34,8 @@ Failure NodeGroup::reduce_inline(const NodeCallInfo& info, const NodeReduction& 
   announcement.inclusive = r.prefix != nullptr && r.inclusive;
   announcement.contributes_only =
       r.may_run_ahead && healthy && r.out_hi == r.out_lo && (!receives_prefix(r) || own_prefix);
+  announcement.needs_only_earlier =
+      r.may_run_ahead && healthy && r.out_hi == r.out_lo && receives_prefix(r);
   if (Failure failure = announce_and_agree(info, announcement); failure || r.count == 0) {
     return failure;
   }

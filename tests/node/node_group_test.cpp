@@ -30,6 +30,7 @@ using namespace hreduce::detail;
 using hreduce::test::Affine;
 using hreduce::test::affine_op;
 using hreduce::test::compose;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -861,8 +862,10 @@ std::string small_reduce(NodeGroup& g, int rank, int root, int call, const char*
   return {};
 }
 
-// An inclusive scan of 3 longs, checked against a loop over lower ranks.
-std::string small_scan(NodeGroup& g, int rank, int call) {
+// A scan (inclusive) or exscan of 3 longs, checked against a loop over
+// lower ranks; `failure`: this process's own, announced.
+std::string small_scan(NodeGroup& g, int rank, int call, bool inclusive = true,
+                       const char* failure = nullptr) {
   const std::size_t n = 3;
   std::vector<long> in(n), prefix(n, -1);
   for (std::size_t i = 0; i < n; ++i) in[i] = input(rank, i) + call;
@@ -872,13 +875,17 @@ std::string small_scan(NodeGroup& g, int rank, int call) {
   r.count = n;
   r.op = &op;
   r.prefix = prefix.data();
-  r.inclusive = true;
+  r.inclusive = inclusive;
   r.may_run_ahead = true;
-  const std::string said = g.reduce(info(CollectiveKind::scan, n, 9), r).text;
-  for (std::size_t i = 0; i < n && said.empty(); ++i) {
+  NodeCallInfo i = info(inclusive ? CollectiveKind::scan : CollectiveKind::exscan, n, 9);
+  if (failure != nullptr) i.failure = Failure::of(ErrorKind::argument, failure);
+  const std::string said = g.reduce(i, r).text;
+  std::fill(in.begin(), in.end(), -999);  // copied: the input may change at once
+  for (std::size_t i = 0; i < n && said.empty() && (inclusive || rank > 0); ++i) {
     long upto = 0;
-    for (int q = 0; q <= rank; ++q) upto += input(q, i) + call;
-    if (prefix[i] != upto) return "scan, call " + std::to_string(call);
+    for (int q = 0; q < rank + (inclusive ? 1 : 0); ++q) upto += input(q, i) + call;
+    if (prefix[i] != upto)
+      return (inclusive ? "scan, call " : "exscan, call ") + std::to_string(call);
   }
   return said;
 }
@@ -958,6 +965,96 @@ TEST_CASE("publishing without a fence loses no wake-up, crowded or not", "[node]
   });
   unsetenv("HREDUCE_NODE_ASYMMETRIC_FENCE");
   for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+  CHECK(my_segments().empty());
+}
+
+TEST_CASE("a scan's processes leave once the processes before them announced",
+          "[node][run_ahead]") {
+  // The last process comes 300 ms late to every other call; the others
+  // need only the processes before them, so they do not wait for it.
+  const int P = GENERATE(3, 4, 5);
+  INFO(P << " processes");
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    std::string slow;
+    for (int call = 0; call < 6; ++call) {
+      if (rank == P - 1 && call % 2 == 0) std::this_thread::sleep_for(300ms);
+      const auto start = std::chrono::steady_clock::now();
+      const std::string failure = small_scan(g, rank, call, call % 4 < 2);
+      if (!failure.empty()) return failure;
+      const auto took = std::chrono::steady_clock::now() - start;
+      if (rank < P - 1 && call % 2 == 0 && took > 200ms) slow += " " + std::to_string(call);
+    }
+    return slow.empty() ? "" : "waited for the last process in call(s)" + slow;
+  });
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+  CHECK(my_segments().empty());
+}
+
+TEST_CASE("scans, exscans and reduces in any mix give every process its prefix",
+          "[node][run_ahead]") {
+  const int P = GENERATE(2, 3, 5);
+  INFO(P << " processes");
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    for (int call = 0; call < 600; ++call) {
+      std::string failure;
+      switch (call % 5) {
+        case 0:
+        case 1: failure = small_scan(g, rank, call, true); break;
+        case 2:
+        case 3: failure = small_scan(g, rank, call, false); break;
+        default: failure = small_reduce(g, rank, call % P, call); break;
+      }
+      if (!failure.empty()) return failure;
+    }
+    return {};
+  });
+  for (int k = 0; k < P; ++k) CHECK(said[k] == "");
+  CHECK(my_segments().empty());
+}
+
+TEST_CASE("a scan that fails in its first process fails alike everywhere, the node usable",
+          "[node][run_ahead][negative]") {
+  // The processes after it would leave once the earlier ones announced,
+  // but not when those fail: then all wait, and all see the failure.
+  const int P = 4;
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    std::string first = small_scan(g, rank, 1, true, rank == 0 ? "scan: member 0: bad" : nullptr);
+    const std::string second = small_scan(g, rank, 2, false);
+    return first + (second.empty() ? "" : " | " + second);
+  });
+  for (const auto& s : said) {
+    CHECK_THAT(s, Catch::Contains("process 0 failed: scan: member 0: bad"));
+    CHECK_THAT(s, !Catch::Contains(" | ") && !Catch::Contains("no longer usable"));
+  }
+}
+
+TEST_CASE("a scan that fails after processes left it breaks the node for everyone",
+          "[node][run_ahead][negative]") {
+  // Process 0 runs ahead, process 1 leaves once 0 announced; process 2's
+  // failure then reaches them only as a broken node.
+  const int P = 4;
+  auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
+    std::string text = small_scan(g, rank, 0, true);
+    if (!text.empty()) return "first call: " + text;
+    try {
+      text = small_scan(g, rank, 1, true, rank == 2 ? "scan: member 2: bad" : nullptr);
+      if (rank < 2 && !text.empty()) return "second call returned: " + text;
+      if (rank >= 2) return text;
+      for (int call = 2; call < 2 + kNodeSlots; ++call) {
+        text = small_scan(g, rank, call, true);
+        if (!text.empty()) return "a later call returned: " + text;
+      }
+      return "no error in the later calls";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  });
+  for (int k = 0; k < P; ++k) {
+    INFO("process " << k);
+    CHECK_THAT(said[k], Catch::Contains("member 2: bad") &&
+                            Catch::Contains("process(es) 0, 1 had already returned") &&
+                            Catch::Contains("no longer usable"));
+  }
   CHECK(my_segments().empty());
 }
 
