@@ -55,9 +55,9 @@ double time_one(hreduce::Member& m, int way, hreduce::PersistentRequest& prepare
 void small_latency(hreduce::Team& team, int rounds) {
   constexpr int kCalls = 2000;
   std::vector<double> times[3];
-  // Grown while timing, member 0's vectors cost it page faults the other
-  // member did not pay: on 16 cores that skew alone added 0.1x to the
-  // ratios.
+  // Grown while timing, member 0's vectors would cost it page faults that
+  // the other member does not pay, and the ways are compared on member 0's
+  // calls, whose pace depends on both.
   for (std::vector<double>& t : times) t.reserve(static_cast<std::size_t>(rounds) * kCalls);
   team.run([&](hreduce::Member& m) {
     double in = m.rank() + 1, out = 0;
