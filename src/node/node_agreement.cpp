@@ -156,10 +156,11 @@ Failure NodeGroup::announce_and_agree(const NodeCallInfo& info, const Announceme
   const std::uint64_t op = ++ops_;
   if (op >= kNodeSlots && everyone_announced_ < op - kNodeSlots + 1) wait_for_slot(op);
   const int s = static_cast<int>(op % kNodeSlots);
-  const bool runs_ahead =
-      a.contributes_only && run_ahead_ && recently_compared(op, a.payload_bytes);
-  const bool after_earlier = !runs_ahead && a.needs_only_earlier && run_ahead_ &&
-                             rank_ + 1 < size_ && recently_compared(op, a.payload_bytes);
+  // One look at how far the others compared serves both ways of leaving.
+  const bool may_leave = (a.contributes_only || (a.needs_only_earlier && rank_ + 1 < size_)) &&
+                         run_ahead_ && recently_compared(op, a.payload_bytes);
+  const bool runs_ahead = may_leave && a.contributes_only;
+  const bool after_earlier = may_leave && !runs_ahead;
   Slot& mine = area(rank_).slot[s];
   write_announcement(mine, info, a,
                      runs_ahead      ? kRunsAhead
