@@ -70,9 +70,12 @@ PY
 
 json=$tmp/one.json
 svg=$tmp/one.svg
-"$hreduce" bench --breakdown --members 2 --sizes 8,4Ki,64Ki --min-time-ms 30 --settle-us 0 \
-  --collectives allreduce,reduce_scatter_block,scan --types double --implementations hreduce,limit \
-  --json "$json" --plot "$svg" >"$tmp/one.out" 2>&1
+one_process_bench() {
+  "$hreduce" bench --breakdown --members 2 --sizes 8,4Ki,64Ki --min-time-ms 30 --settle-us 0 \
+    --collectives allreduce,reduce_scatter_block,scan --types double --implementations hreduce,limit \
+    --json "$json" --plot "$svg" >"$tmp/one.out" 2>&1
+}
+one_process_bench
 rc=$?
 cat "$tmp/one.out"
 [ $rc -eq 0 ] || fail "bench --breakdown exited $rc"
@@ -87,7 +90,13 @@ rows=$(grep -cE '^(allreduce|reduce_scatter_block|scan) ' "$tmp/one.out")
 bad=$(grep -E '^(allreduce|reduce_scatter_block|scan) ' "$tmp/one.out" |
   awk '$8 !~ /^[0-9]+[.][0-9]+$/ || $12 !~ /^[0-9]+[.][0-9][0-9]$/ || $NF != "ok"' | wc -l)
 [ "$bad" -eq 0 ] || fail "$bad row(s) without level times and levels/total, or not ok"
-check_levels "$json" "+ 0 0 +" || fail "one process: the JSON's levels"
+# How close the levels come is timing: with the other tests running at once
+# on two cores, a member held up outside its timed stretch put one row's at
+# 6.3. A second run decides (the levels' kinds are checked in both).
+if ! check_levels "$json" "+ 0 0 +"; then
+  echo "once more, on a machine that may be busy:"
+  { one_process_bench && check_levels "$json" "+ 0 0 +"; } || fail "one process: the JSON's levels"
+fi
 # The table's levels/total is the JSON's sum over the median.
 python3 - "$json" "$tmp/one.out" <<'PY' || fail "levels/total in the table differs from the JSON"
 import json, sys
@@ -118,6 +127,16 @@ grep -q inside_process "$tmp/plain.out" && fail "level columns without --breakdo
 
 # mpi_breakdown NP PROCS_PER_NODE WANT [MARGIN]: bench --mpi --breakdown under mpirun.
 mpi_breakdown() {
+  local np=$1 per_node=$2 attempt
+  for attempt in 1 2; do
+    mpi_breakdown_once "$@" && return
+    [ $attempt -eq 1 ] && echo "once more, on a machine that may be busy:"
+  done
+  fail "np $np, $per_node per node: the JSON's levels"
+}
+# mpi_breakdown_once NP PROCS_PER_NODE WANT [MARGIN]: one run; fails only on
+# the levels, which are timing (everything else fails the test at once).
+mpi_breakdown_once() {
   local np=$1 per_node=$2 want=$3 margin=${4:-} json="$tmp/mpi_$1_$2.json"
   HREDUCE_PROCS_PER_NODE=$per_node mpirun --oversubscribe --bind-to none -np "$np" \
     -x HREDUCE_PROCS_PER_NODE --mca mpi_yield_when_idle 1 --mca btl self,vader \
@@ -130,7 +149,7 @@ mpi_breakdown() {
   [ $rc -eq 0 ] || fail "bench --mpi --breakdown, np $np, $per_node per node: exit $rc"
   grep -qE '^collective .* mpi/hreduce +inside_process +node_segment +between_nodes +waiting +levels/total +GB/s' \
     "$tmp/mpi.out" || fail "np $np: the --mpi header lacks the level columns"
-  check_levels "$json" "$want" "$margin" || fail "np $np, $per_node per node: the JSON's levels"
+  check_levels "$json" "$want" "$margin"
 }
 mpi_breakdown 2 0 "+ + 0 ?"  # one node: the node level, no messages
 mpi_breakdown 2 1 "+ 0 + ?"  # two virtual nodes of one process: messages only

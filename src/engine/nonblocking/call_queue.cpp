@@ -1,5 +1,7 @@
 #include "src/engine/nonblocking/call_queue.hpp"
 
+#include <algorithm>
+
 #include "src/topology/thread_cpus.hpp"
 
 namespace hreduce::detail {
@@ -111,38 +113,77 @@ void CallQueue::drain() {
   }
 }
 
-void CallQueue::give_starter_a_head_start() {
-  // The thread that started the call often waits for it at once, and runs
-  // it itself: cheaper than handing it over, which costs it a wake-up when
-  // the call ends. Where it shares this thread's CPU, it gets there first
-  // only if this thread lets it run; a call left alone starts this much
-  // later.
-  const auto until = std::chrono::steady_clock::now() + kHeadStart;
+void CallQueue::nap(std::chrono::nanoseconds length) {
+  // Reads nothing the application writes: a line the thread polled is one
+  // the application's next write must take back from this core, and a call
+  // writes that line several times (numbering, the turn, finishing). On a
+  // CPU of its own yield() returns at once; on a shared one it lets the
+  // application run.
+  const auto until = std::chrono::steady_clock::now() + length;
   do {
     std::this_thread::yield();
-  } while (!turn_taken_.load(std::memory_order_acquire) &&
-           std::chrono::steady_clock::now() < until);
+  } while (std::chrono::steady_clock::now() < until);
+}
+
+void CallQueue::wait_for_start(std::uint64_t finished) {
+  // A thread asleep in the kernel on a CPU that then idles wakes tens of
+  // microseconds after the start that woke it, in a virtual machine: all of
+  // a call's overlap with a short compute phase. So it first polls the
+  // doorbell between yields, which on a CPU it shares lets the application
+  // run, and on a free one costs nothing but that CPU.
+  const auto until = std::chrono::steady_clock::now() + kIdlePolling;
+  for (int polls = 1; started_.load(std::memory_order_acquire) == finished; ++polls) {
+    if (polls % 16 == 0 && std::chrono::steady_clock::now() >= until) {
+      wait_at_least(started_, finished + 1, Deadline{}, thread_waiting_);
+      return;
+    }
+    std::this_thread::yield();
+  }
 }
 
 void CallQueue::serve() {
   let_current_thread_use_process_cpus();
   if (on_thread_start_ != nullptr) on_thread_start_();
+  std::chrono::nanoseconds nap_length = kLongestNap;
+  int naps_held_off = 0;  // in a row, the turn held by an application thread
   for (;;) {
     const std::uint64_t finished = finished_.load(std::memory_order_acquire);
     // The destructor drained the queue first, and nothing starts after.
     if (stopping_.load(std::memory_order_acquire)) return;
     if (started_.load(std::memory_order_acquire) == finished) {
-      wait_at_least(started_, finished + 1, Deadline{}, thread_waiting_);
-      give_starter_a_head_start();
+      wait_for_start(finished);
       continue;
     }
+    // The thread that started the call often waits for it at once and runs
+    // it itself, cheaper than handing it over (which costs it a wake-up
+    // when the call ends). So the thread steps in only where the queue
+    // stood still for a nap: its owner computes, or waits without running
+    // calls (MPI progress of its own). The nap shortens while the thread
+    // keeps finding the queue still, and grows back while the application
+    // runs its calls: a call left alone then starts soon, and one that its
+    // owner runs costs the thread a look only now and then.
+    nap(nap_length);
+    if (finished_.load(std::memory_order_acquire) != finished) {
+      nap_length = std::min(2 * nap_length, std::chrono::nanoseconds{kLongestNap});
+      naps_held_off = 0;
+      continue;
+    }
+    nap_length = std::max(nap_length / 2, std::chrono::nanoseconds{kShortestNap});
+    const std::uint64_t seen = events_.load(std::memory_order_acquire);
     if (take_turn()) {
+      naps_held_off = 0;
       if (!run_with_turn(nullptr)) std::this_thread::yield();
       continue;
     }
-    const std::uint64_t seen = events_.load(std::memory_order_acquire);
-    if (!turn_taken_.load(std::memory_order_acquire)) continue;
-    wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
+    // An application thread holds the turn and runs the calls. Through a
+    // long call the thread sleeps, as the application's other threads do,
+    // rather than take time slices from it where they share a CPU.
+    if (++naps_held_off >= kNapsBeforeSleep) {
+      naps_held_off = 0;
+      if (turn_taken_.load(std::memory_order_acquire)) {
+        wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
+      }
+    }
   }
 }
 

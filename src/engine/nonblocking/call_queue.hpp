@@ -5,9 +5,10 @@
 // up).
 //
 // Each call runs as a blocking call of the team, by whoever gets there:
-// the queue's own thread, woken when a call is started, or an application
-// thread that waits for the call (wait(), MPI_Wait) and finds the queue's
-// turn free. The thread is what makes a call progress while the
+// an application thread that waits for the call (wait(), MPI_Wait) and
+// finds the queue's turn free, or the queue's own thread, woken when a
+// call is started, which steps in only once the queue has stood still for
+// a few microseconds (serve()). The thread is what makes a call progress while the
 // application computes or sits in another MPI call: Open MPI's own
 // nonblocking collectives advance only inside MPI calls of the
 // application, and a call that advanced only inside a wait could hang a
@@ -92,8 +93,19 @@ class CallQueue {
   // whether any ran.
   bool run_with_turn(const QueuedCall* until);
   void serve();  // the thread's loop
-  void give_starter_a_head_start();
-  static constexpr std::chrono::microseconds kHeadStart{5};
+  // How long the thread leaves started calls to the application before it
+  // runs them itself (serve()).
+  static void nap(std::chrono::nanoseconds length);
+  // The idle thread's wait for the next start: it polls this long, then
+  // sleeps until a start wakes it.
+  void wait_for_start(std::uint64_t finished);
+  static constexpr std::chrono::microseconds kIdlePolling{1000};
+  static constexpr std::chrono::microseconds kLongestNap{8};
+  static constexpr std::chrono::microseconds kShortestNap{1};
+  // Naps in a row with the turn held by another thread (about a
+  // millisecond) after which the thread sleeps until the turn is given
+  // back.
+  static constexpr int kNapsBeforeSleep = 1000;
 
   // Call n is in slot n % kRing once `number` reads n + 1. A program with
   // more calls outstanding on one communicator waits at its start for the
@@ -104,17 +116,21 @@ class CallQueue {
     QueuedCall* call = nullptr;
   };
   std::unique_ptr<Slot[]> ring_ = std::make_unique<Slot[]>(kRing);
-  std::atomic<bool> stopping_{false};
+  // The doorbell, alone on its line: what the queue's thread polls while
+  // idle. The application writes it once per call; the words below it
+  // writes several times per call, and the thread reads those only between
+  // naps.
+  alignas(128) std::atomic<std::uint64_t> started_{0};   // calls numbered
+  alignas(128) std::atomic<std::uint64_t> finished_{0};  // calls run: the next to run's number
   std::atomic<bool> turn_taken_{false};
-  std::atomic<std::uint64_t> started_{0};   // calls numbered
-  std::atomic<std::uint64_t> finished_{0};  // calls run: the next to run's number
+  std::atomic<bool> stopping_{false};
   // Grows whenever a call finishes or the turn is given back: what a
   // thread that could not take the turn waits for.
   std::atomic<std::uint64_t> events_{0};
   // Threads waiting on events_, and the queue's thread, idle, waiting on
-  // started_. Both yield after a few polls: the thread that runs the call
-  // they wait for often shares their CPU (mpirun --bind-to core binds a
-  // process's threads to one core).
+  // started_. Both yield after a few polls: the thread that runs
+  // the call they wait for often shares their CPU (mpirun --bind-to core
+  // binds a process's threads to one core).
   Waiting app_waiting_{kSpinsShared};
   Waiting thread_waiting_{kSpinsShared};
   void (*const on_thread_start_)();
