@@ -31,8 +31,9 @@ inline constexpr EnvironmentVariable kEnvironment[] = {
      "wherever the kernel allows; off: never; auto: per kind of call, where it won a race "
      "against the chunks when the team was built (docs/mpi.md)"},
     {"HREDUCE_NODE_ASYMMETRIC_FENCE", "on",
-     "off keeps a fence in every publication of a progress word (the node level's, and the "
-     "members' of a team) instead of having waiters about to sleep order it for all "
+     "off keeps a fence in every publication of a progress word (the node level's, the "
+     "members' of a team, and the nonblocking calls' queues) instead of having waiters about "
+     "to sleep order it for all "
      "(membarrier, for which a process registers as the library loads unless this is off "
      "then)"},
     {"HREDUCE_PROGRESS_THREAD", "0 (off)",

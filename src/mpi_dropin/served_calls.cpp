@@ -52,6 +52,39 @@ Table& table() {
   return *t;
 }
 
+// Whether the application calls MPI one call at a time (below
+// MPI_THREAD_MULTIPLE), each call ordered before the next: then the quick
+// spare and the count change by plain loads and stores. A read-modify-write
+// there waits for the previous call's stores to leave the store buffer,
+// stores to lines other processes read: for a loop of 8-byte
+// MPI_Iallreduce and MPI_Wait the four of them cost about as much as the
+// queue's (src/engine/nonblocking/call_queue.hpp). The queue's thread
+// never touches the table.
+bool calls_one_at_a_time() {
+  static const bool one = [] {
+    int level = MPI_THREAD_MULTIPLE;
+    PMPI_Query_thread(&level);
+    return level < MPI_THREAD_MULTIPLE;
+  }();
+  return one;
+}
+
+void add_to_size(Table& t, std::size_t n) {
+  if (calls_one_at_a_time()) {
+    t.size.store(t.size.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  } else {
+    t.size.fetch_add(n, std::memory_order_release);
+  }
+}
+
+void take_from_size(Table& t, std::size_t n) {
+  if (calls_one_at_a_time()) {
+    t.size.store(t.size.load(std::memory_order_relaxed) - n, std::memory_order_release);
+  } else {
+    t.size.fetch_sub(n, std::memory_order_release);
+  }
+}
+
 }  // namespace
 
 void ServedCall::run() {
@@ -96,8 +129,12 @@ ServedCall* find(MPI_Request request) {
 
 ServedCall* take_spare() {
   Table& t = table();
-  if (t.quick.load(std::memory_order_relaxed) != nullptr) {
-    if (ServedCall* call = t.quick.exchange(nullptr, std::memory_order_acquire)) return call;
+  if (ServedCall* call = t.quick.load(std::memory_order_relaxed); call != nullptr) {
+    if (calls_one_at_a_time()) {
+      t.quick.store(nullptr, std::memory_order_relaxed);
+      return call;
+    }
+    if ((call = t.quick.exchange(nullptr, std::memory_order_acquire)) != nullptr) return call;
   }
   std::lock_guard lock(t.mutex);
   if (t.spares.empty()) return nullptr;
@@ -118,7 +155,7 @@ void remember(MPI_Request* request, ServedCall* call, std::unique_ptr<ServedCall
     // A spare: its entry and shell are still there.
     *request = call->shell;
     call->spare.store(false, std::memory_order_relaxed);
-    t.size.fetch_add(1, std::memory_order_release);
+    add_to_size(t, 1);
   } else {
     std::lock_guard lock(t.mutex);
     t.drop_ended_detached();
@@ -134,8 +171,12 @@ bool keep_as_spare(MPI_Request* request, ServedCall* call) {
   Table& t = table();
   call->spare.store(true, std::memory_order_relaxed);
   ServedCall* none = nullptr;
-  if (t.quick.load(std::memory_order_relaxed) != nullptr ||
-      !t.quick.compare_exchange_strong(none, call, std::memory_order_release)) {
+  const bool kept_quick =
+      t.quick.load(std::memory_order_relaxed) == nullptr &&
+      (calls_one_at_a_time()
+           ? (t.quick.store(call, std::memory_order_relaxed), true)
+           : t.quick.compare_exchange_strong(none, call, std::memory_order_release));
+  if (!kept_quick) {
     std::lock_guard lock(t.mutex);
     if (t.spares.size() >= Table::kSpares) {
       call->spare.store(false, std::memory_order_relaxed);
@@ -143,7 +184,7 @@ bool keep_as_spare(MPI_Request* request, ServedCall* call) {
     }
     t.spares.push_back(call);
   }
-  t.size.fetch_sub(1, std::memory_order_release);
+  take_from_size(t, 1);
   *request = MPI_REQUEST_NULL;
   return true;
 }

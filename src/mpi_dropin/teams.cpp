@@ -148,7 +148,9 @@ CallQueue* queue_for(MPI_Comm comm, std::string& why, Team*& team, LoneMemberPat
   lone = state->lone.get();
   CallQueue* queue = state->queue.load(std::memory_order_relaxed);
   if (queue == nullptr) {
-    queue = new CallQueue(team_state.queue_thread_start);
+    // MPI orders a communicator's collective calls: no two threads start
+    // one at once.
+    queue = new CallQueue(team_state.queue_thread_start, CallQueue::Starters::one_at_a_time);
     state->queue.store(queue, std::memory_order_release);
   }
   return queue;

@@ -2,12 +2,34 @@
 
 #include <algorithm>
 
+#include "src/common/asymmetric_fence.hpp"
 #include "src/topology/thread_cpus.hpp"
 
 namespace hreduce::detail {
 
-CallQueue::CallQueue(void (*on_thread_start)())
-    : on_thread_start_(on_thread_start), thread_([this] { serve(); }) {}
+namespace {
+
+// Whether the queue's waiters order publications with the asymmetric
+// fence, so that giving the turn back and numbering a call need no fence
+// or read-modify-write. These come right after a call whose last stores
+// went to lines other processes read, and any such instruction waits for
+// them to leave the store buffer: for a loop of 8-byte calls through the
+// MPI drop-in that was 0.02-0.035 us of a 0.39 us call.
+bool light_waiting() {
+#if defined(__SANITIZE_THREAD__)
+  return false;  // ThreadSanitizer does not model membarrier(2)
+#else
+  return use_asymmetric_fence();
+#endif
+}
+
+}  // namespace
+
+CallQueue::CallQueue(void (*on_thread_start)(), Starters starters)
+    : app_waiting_{kSpinsShared, std::chrono::microseconds{0}, light_waiting()},
+      thread_waiting_{kSpinsShared, std::chrono::microseconds{0}, light_waiting()},
+      starters_one_at_a_time_(starters == Starters::one_at_a_time),
+      on_thread_start_(on_thread_start), thread_([this] { serve(); }) {}
 
 CallQueue::~CallQueue() {
   drain();
@@ -28,16 +50,24 @@ void CallQueue::wait_for_slot(std::uint64_t number) {
   // The queue's thread runs the calls in the way; this start waits, as a
   // blocked MPI call would, without running them itself.
   while (finished_.load(std::memory_order_acquire) + kRing <= number) {
-    const std::uint64_t seen = events_.load(std::memory_order_acquire);
+    const std::uint64_t seen = turn_.load(std::memory_order_acquire);
     if (finished_.load(std::memory_order_acquire) + kRing > number) break;
-    wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
+    wait_at_least(turn_, seen + 1, Deadline{}, app_waiting_);
   }
 }
 
 void CallQueue::start(QueuedCall& call) {
   call.done_.store(false, std::memory_order_relaxed);
-  const std::uint64_t number = started_.fetch_add(1, std::memory_order_seq_cst);
-  wake_blocked_after_rmw(started_, thread_waiting_);
+  std::uint64_t number = 0;
+  if (starters_one_at_a_time_) {
+    // The previous start happened before this one (the application
+    // orders them), so nobody else writes the word now.
+    number = started_.load(std::memory_order_relaxed);
+    publish(started_, number + 1, thread_waiting_);
+  } else {
+    number = started_.fetch_add(1, std::memory_order_seq_cst);
+    wake_blocked_after_rmw(started_, thread_waiting_);
+  }
   if (finished_.load(std::memory_order_acquire) + kRing <= number) wait_for_slot(number);
   Slot& slot = ring_[number % kRing];
   slot.call = &call;
@@ -45,14 +75,14 @@ void CallQueue::start(QueuedCall& call) {
 }
 
 bool CallQueue::take_turn() {
-  if (turn_taken_.load(std::memory_order_relaxed)) return false;
-  return !turn_taken_.exchange(true, std::memory_order_acquire);
+  if ((turn_.load(std::memory_order_relaxed) & kTaken) != 0) return false;
+  return (turn_.fetch_or(kTaken, std::memory_order_acquire) & kTaken) == 0;
 }
 
 void CallQueue::give_turn() {
-  turn_taken_.store(false, std::memory_order_release);
-  events_.fetch_add(1, std::memory_order_seq_cst);
-  wake_blocked_after_rmw(events_, app_waiting_);
+  // Only the holder changes the word (a failed take writes it unchanged):
+  // adding one clears the bit and counts an event.
+  publish(turn_, turn_.load(std::memory_order_relaxed) + 1, app_waiting_);
 }
 
 bool CallQueue::run_with_turn(const QueuedCall* until) {
@@ -63,8 +93,7 @@ bool CallQueue::run_with_turn(const QueuedCall* until) {
     // The previous call's waiters; the last call's learn of its end from
     // give_turn(), which says both at the price of one.
     if (ran) {
-      events_.fetch_add(1, std::memory_order_seq_cst);
-      wake_blocked_after_rmw(events_, app_waiting_);
+      publish(turn_, turn_.load(std::memory_order_relaxed) + 2, app_waiting_);
     }
     call->run();
     // The call's owner may free it as soon as it reads done: nothing here
@@ -93,10 +122,10 @@ void CallQueue::wait(const QueuedCall& call, bool may_run, void (*between)()) {
       std::this_thread::yield();
       continue;
     }
-    const std::uint64_t seen = events_.load(std::memory_order_acquire);
+    const std::uint64_t seen = turn_.load(std::memory_order_acquire);
     if (call.done()) break;
-    if (may_run && !turn_taken_.load(std::memory_order_acquire)) continue;
-    wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
+    if (may_run && (seen & kTaken) == 0) continue;
+    wait_at_least(turn_, seen + 1, Deadline{}, app_waiting_);
   }
 }
 
@@ -106,10 +135,10 @@ void CallQueue::drain() {
       if (!run_with_turn(nullptr)) std::this_thread::yield();
       continue;
     }
-    const std::uint64_t seen = events_.load(std::memory_order_acquire);
+    const std::uint64_t seen = turn_.load(std::memory_order_acquire);
     if (idle()) break;
-    if (!turn_taken_.load(std::memory_order_acquire)) continue;
-    wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
+    if ((seen & kTaken) == 0) continue;
+    wait_at_least(turn_, seen + 1, Deadline{}, app_waiting_);
   }
 }
 
@@ -169,7 +198,7 @@ void CallQueue::serve() {
       continue;
     }
     nap_length = std::max(nap_length / 2, std::chrono::nanoseconds{kShortestNap});
-    const std::uint64_t seen = events_.load(std::memory_order_acquire);
+    const std::uint64_t seen = turn_.load(std::memory_order_acquire);
     if (take_turn()) {
       naps_held_off = 0;
       if (!run_with_turn(nullptr)) std::this_thread::yield();
@@ -180,9 +209,7 @@ void CallQueue::serve() {
     // rather than take time slices from it where they share a CPU.
     if (++naps_held_off >= kNapsBeforeSleep) {
       naps_held_off = 0;
-      if (turn_taken_.load(std::memory_order_acquire)) {
-        wait_at_least(events_, seen + 1, Deadline{}, app_waiting_);
-      }
+      if ((seen & kTaken) != 0) wait_at_least(turn_, seen + 1, Deadline{}, app_waiting_);
     }
   }
 }

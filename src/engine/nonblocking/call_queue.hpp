@@ -19,13 +19,15 @@
 //                          ▲                      ▲
 //                  the queue's thread    or a waiting application thread
 //
-// The queue takes no lock, and a call costs three atomic
-// read-modify-writes in all (its number, taking the turn, giving it back).
-// A start numbers its call with the one increment of `started_` that
-// wakes the thread anyway, and writes it into that number's slot of a
-// ring; only the turn's holder reads slots, in order, so it needs none.
-// A mutex and a deque took four more per call; a linked list two more, a
-// noticeable share of an 8-byte call.
+// The queue takes no lock, and a call costs one atomic read-modify-write
+// (taking the turn) where its starters come one at a time and waiters
+// order publications with the asymmetric fence (wait.hpp), else three
+// (numbering it too, and giving the turn back). A start numbers its call
+// with the one write of `started_` that wakes the thread anyway, and
+// writes it into that number's slot of a ring; only the turn's holder
+// reads slots, in order, so it needs none. A mutex and a deque took four
+// more per call; a linked list two more, a noticeable share of an 8-byte
+// call.
 #pragma once
 
 #include <atomic>
@@ -58,7 +60,13 @@ class CallQueue {
   // thread refuse MPI messages (src/transport/mpi_channel.hpp), so that a
   // call that needs one fails instead of racing the application's MPI
   // calls.
-  explicit CallQueue(void (*on_thread_start)() = nullptr);
+  // Who may start calls: `concurrent`, any threads at once;
+  // `one_at_a_time`, one thread at a time with each start ordered before
+  // the next by the application (MPI's rule for a communicator's
+  // collectives; a member's calls), which spares a start its
+  // read-modify-write.
+  enum class Starters { concurrent, one_at_a_time };
+  explicit CallQueue(void (*on_thread_start)() = nullptr, Starters starters = Starters::concurrent);
   // Finishes every started call, then stops the thread.
   ~CallQueue();
   CallQueue(const CallQueue&) = delete;
@@ -122,17 +130,20 @@ class CallQueue {
   // naps.
   alignas(128) std::atomic<std::uint64_t> started_{0};   // calls numbered
   alignas(128) std::atomic<std::uint64_t> finished_{0};  // calls run: the next to run's number
-  std::atomic<bool> turn_taken_{false};
+  // The turn and what a thread that could not take it waits for, in one
+  // word: bit 0 is set while the turn is taken, and the word grows by one
+  // when it is given back (clearing the bit) and by two when a call ends
+  // under it. So its holder changes it with a plain store.
+  static constexpr std::uint64_t kTaken = 1;
+  std::atomic<std::uint64_t> turn_{0};
   std::atomic<bool> stopping_{false};
-  // Grows whenever a call finishes or the turn is given back: what a
-  // thread that could not take the turn waits for.
-  std::atomic<std::uint64_t> events_{0};
-  // Threads waiting on events_, and the queue's thread, idle, waiting on
+  // Threads waiting on turn_, and the queue's thread, idle, waiting on
   // started_. Both yield after a few polls: the thread that runs
   // the call they wait for often shares their CPU (mpirun --bind-to core
   // binds a process's threads to one core).
   Waiting app_waiting_{kSpinsShared};
   Waiting thread_waiting_{kSpinsShared};
+  const bool starters_one_at_a_time_;
   void (*const on_thread_start_)();
   std::thread thread_;  // last: started once the rest is ready
 };

@@ -211,7 +211,9 @@ namespace {
   const bool on_queues = runs_on_queues(team);
   if (on_queues) {
     if (member.queued_calls == nullptr) {
-      member.queued_calls = std::make_unique<CallQueue>(team.queue_thread_start);
+      // A member is driven by one thread at a time (docs/spec.md).
+      member.queued_calls =
+          std::make_unique<CallQueue>(team.queue_thread_start, CallQueue::Starters::one_at_a_time);
     }
   } else {
     state->queued.reset();  // a spare state may come from a team over processes
