@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -158,6 +159,39 @@ TEST_CASE("call queue: several threads start, wait and drain at once", "[call_qu
   for (const auto& c : calls) CHECK(c.runs == kRounds);
   CHECK(ran.load() == std::uint64_t{kThreads} * kCallsEach * kRounds);
   queue.reset();  // stops its thread with nothing queued
+}
+
+TEST_CASE("call queue: starts one at a time from several threads, ordered by a lock",
+          "[call_queue]") {
+  // The drop-in's communicators and a member's progress queue: starts come
+  // one at a time, each ordered before the next by the application (here a
+  // mutex), and number their calls with a plain store. Waits run at once.
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 3000;
+  std::atomic<std::uint64_t> ran{0};
+  std::vector<CountingCall> calls = counting_calls(kThreads, ran);
+  CallQueue queue(nullptr, CallQueue::Starters::one_at_a_time);
+  std::mutex starting;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      CountingCall& mine = calls[static_cast<std::size_t>(t)];
+      for (int round = 0; round < kRounds; ++round) {
+        {
+          std::lock_guard lock(starting);
+          queue.start(mine);
+        }
+        queue.wait(mine, (round + t) % 3 != 0);
+        if (mine.runs != static_cast<std::uint64_t>(round + 1)) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  queue.drain();
+  CHECK(wrong.load() == 0);
+  CHECK(ran.load() == std::uint64_t{kThreads} * kRounds);
+  CHECK(queue.idle());
 }
 
 TEST_CASE("call queue: destroyed with calls still queued, it runs them first", "[call_queue]") {
