@@ -8,9 +8,9 @@
 // an application thread that waits for the call (wait(), MPI_Wait) and
 // finds the queue's turn free, or the queue's own thread, woken when a
 // call is started, which steps in only once the queue has stood still for
-// a few microseconds (serve()). The thread is what makes a call progress while the
-// application computes or sits in another MPI call: Open MPI's own
-// nonblocking collectives advance only inside MPI calls of the
+// a few microseconds (serve()). The thread is what makes a call progress
+// while the application computes or sits in another MPI call: Open MPI's
+// own nonblocking collectives advance only inside MPI calls of the
 // application, and a call that advanced only inside a wait could hang a
 // program that MPI allows (one process tests in a loop while waiting for a
 // message that another sends only after its own wait).
