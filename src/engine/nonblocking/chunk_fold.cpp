@@ -40,8 +40,8 @@ std::byte* scratch(int which, std::size_t bytes) {
 class ChunkView {
  public:
   ChunkView(const PendingSlot& slot, int members)
-      : calls_(slot.members.get()), members_(members), op_(calls_[0].call->op),
-        es_(slot.plan.elem_size) {}
+      : calls_(slot.members), members_(members), op_(calls_[0].call->op), es_(slot.plan.elem_size) {
+  }
 
   const std::byte* in(int q, std::size_t at) const {
     return static_cast<const std::byte*>(calls_[q].call->in) + at * es_;

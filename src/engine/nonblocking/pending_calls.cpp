@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <new>
 #include <thread>
+#include <type_traits>
 
 #include "src/common/copy.hpp"
 #include "src/common/exception_text.hpp"
@@ -13,6 +16,8 @@
 namespace hreduce::detail {
 
 namespace {
+
+constexpr std::size_t kPartsPage = 4096;
 
 // `done` is published without a wake-up (finish_part), so its waiters never
 // block in the kernel: they spin, yield, then poll between naps of growing
@@ -73,15 +78,23 @@ Failure difference(const Call& mine, const Call& first, int r) {
 
 }  // namespace
 
+static_assert(std::is_trivially_destructible_v<PublishedCall>, "parts_ is freed as bytes");
+
 PendingCalls::PendingCalls(TeamState& team, int members)
     : team_(team), members_(members), slots_(std::make_unique<PendingSlot[]>(kPendingSlots)),
       issued_(std::make_unique<Issued[]>(members)) {
+  const std::size_t stride =
+      (members * sizeof(PublishedCall) + kPartsPage - 1) / kPartsPage * kPartsPage;
+  parts_.reset(static_cast<std::byte*>(std::aligned_alloc(kPartsPage, stride * kPendingSlots)));
+  if (parts_ == nullptr) throw std::bad_alloc();
   for (int s = 0; s < kPendingSlots; ++s) {
-    slots_[s].members = std::make_unique<PublishedCall[]>(members);
+    slots_[s].members = new (parts_.get() + s * stride) PublishedCall[members];
   }
 }
 
 PendingCalls::~PendingCalls() = default;
+
+void PendingCalls::FreeParts::operator()(std::byte* parts) const { std::free(parts); }
 
 std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t signature,
                                     const std::string& problem) {
@@ -177,7 +190,7 @@ bool PendingCalls::everyone_published(const PendingSlot& slot, std::uint64_t seq
 // Every member that finds the call failing records why, once: they all
 // see the same calls, and so word the same failure.
 bool PendingCalls::agree(PendingSlot& slot, std::uint64_t seq) {
-  const PublishedCall* calls = slot.members.get();
+  const PublishedCall* calls = slot.members;
   bool fine = true;
   for (int r = 0; r < members_; ++r) fine &= !calls[r].invalid;
   if (!fine) return false;  // the members recorded why
