@@ -105,8 +105,17 @@ std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t si
   // seq - kPendingSlots + 1 before publishing call seq, so a member that
   // published the previous call is done with this slot's: its number,
   // read in that call already, is usually still in this core's cache.
-  if (seq >= kPendingSlots) drive(seq - kPendingSlots + 1, rank, call.kind, false);
-  if (seq > kPendingSlots) wait_for_others(seq - kPendingSlots, rank, call.kind);
+  // Both usually hold without waiting, so they are looked at here first:
+  // calling the waits on every call made an 8-byte persistent call on a
+  // team of one 54 ns, against 47.
+  if (const std::uint64_t oldest = seq - kPendingSlots + 1;
+      seq >= kPendingSlots &&
+      slot_of(oldest).members[rank].done.load(std::memory_order_relaxed) < oldest) {
+    drive(oldest, rank, call.kind, false);
+  }
+  if (seq > kPendingSlots && !everyone_published(slot_of(seq - 1), seq - 1)) {
+    wait_for_others(seq - kPendingSlots, rank, call.kind);
+  }
   PublishedCall& mine = slot.members[rank];
   mine.call = &call;
   mine.signature = signature;
