@@ -1,6 +1,9 @@
 #include "src/engine/workers.hpp"
 
+#include <string>
+
 #include "hreduce/error.hpp"
+#include "src/topology/thread_cpus.hpp"
 
 namespace hreduce::detail {
 
@@ -18,6 +21,7 @@ void Workers::start(std::vector<Member>& members, const Topology& topology, bool
     Member& m = members[i];
     threads_.emplace_back(
         [this, &m, &topology, bind, i] { loop(m, static_cast<int>(i), topology, bind); });
+    name_thread(threads_.back(), "hreduce m" + std::to_string(i));
   }
 }
 

@@ -1,6 +1,7 @@
 // bind_current_thread(): pinning is an optimisation, never a reason to stop
 // a run, so every failure becomes `false` plus one line on stderr.
 #include <hwloc.h>
+#include <pthread.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -90,6 +91,11 @@ bool let_current_thread_use_process_cpus() {
                   hwloc_set_cpubind(system, cpuset, HWLOC_CPUBIND_THREAD) == 0;
   hwloc_bitmap_free(cpuset);
   return ok;
+}
+
+void name_thread(std::thread& thread, const std::string& name) {
+  // Linux keeps 15 characters and a terminator; a longer name is refused.
+  pthread_setname_np(thread.native_handle(), name.substr(0, 15).c_str());
 }
 
 }  // namespace detail

@@ -8,9 +8,14 @@
 // the test also runs under ThreadSanitizer). With HREDUCE_PROGRESS_THREAD=1
 // (the _progress_thread variant of this test) every member's calls run on
 // a queue with a thread of its own, as blocking calls (call_queue.hpp).
+#include <pthread.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -523,4 +528,39 @@ TEST_CASE("a request kept by a thread-local outlives its thread's spare request 
     });
   }  // the workers end here
   CHECK(outs == std::vector<double>{3, 3});
+}
+
+namespace {
+
+// What `top -H`, perf and debuggers show: the library's threads by name.
+std::vector<std::string> thread_names() {
+  std::vector<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("the library's threads carry names", "[nonblocking]") {
+  Team team = team_of(3);
+  std::vector<std::string> names(team.size());
+  team.run([&](Member& m) {
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    names[m.rank()] = name;
+    double in = 1, out = 0;
+    m.iallreduce(&in, &out, 1, op::sum).wait();
+  });
+  CHECK(names == std::vector<std::string>{"hreduce m0", "hreduce m1", "hreduce m2"});
+  // With the progress threads every member's calls have a queue and its
+  // thread, which lives as long as the team.
+  const std::vector<std::string> all = thread_names();
+  const auto queues = std::count(all.begin(), all.end(), "hreduce queue");
+  const char* progress = std::getenv("HREDUCE_PROGRESS_THREAD");
+  CHECK(queues == (progress != nullptr && std::string(progress) == "1" ? team.size() : 0));
 }

@@ -1,6 +1,7 @@
 #include "src/engine/nonblocking/call_queue.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "src/common/asymmetric_fence.hpp"
 #include "src/topology/thread_cpus.hpp"
@@ -30,7 +31,9 @@ CallQueue::CallQueue(void (*on_thread_start)(), Starters starters)
     : app_waiting_{kSpinsShared, std::chrono::microseconds{0}, light_waiting()},
       thread_waiting_{kSpinsShared, std::chrono::microseconds{0}, light_waiting()},
       starters_one_at_a_time_(starters == Starters::one_at_a_time),
-      on_thread_start_(on_thread_start), thread_([this] { serve(); }) {}
+      on_thread_start_(on_thread_start), thread_([this] { serve(); }) {
+  name_thread(thread_, "hreduce queue");
+}
 
 CallQueue::~CallQueue() {
   drain();
@@ -143,31 +146,42 @@ void CallQueue::drain() {
   }
 }
 
-void CallQueue::nap(std::chrono::nanoseconds length) {
+bool CallQueue::nap(std::chrono::nanoseconds length) {
   // Reads nothing the application writes: a line the thread polled is one
   // the application's next write must take back from this core, and a call
   // writes that line several times (numbering, the turn, finishing). On a
   // CPU of its own yield() returns at once; on a shared one it lets the
   // application run.
-  const auto until = std::chrono::steady_clock::now() + length;
+  auto last = std::chrono::steady_clock::now();
+  const auto until = last + length;
+  bool away = false;
   do {
     std::this_thread::yield();
-  } while (std::chrono::steady_clock::now() < until);
+    const auto now = std::chrono::steady_clock::now();
+    away |= now - last > kLongestNap;
+    last = now;
+  } while (last < until);
+  return away;
 }
 
-void CallQueue::wait_for_start(std::uint64_t finished) {
+bool CallQueue::wait_for_start(std::uint64_t finished) {
   // A thread asleep in the kernel on a CPU that then idles wakes tens of
   // microseconds after the start that woke it, in a virtual machine: all of
   // a call's overlap with a short compute phase. So it first polls the
   // doorbell between yields, which on a CPU it shares lets the application
   // run, and on a free one costs nothing but that CPU.
-  const auto until = std::chrono::steady_clock::now() + kIdlePolling;
-  for (int polls = 1; started_.load(std::memory_order_acquire) == finished; ++polls) {
-    if (polls % 16 == 0 && std::chrono::steady_clock::now() >= until) {
-      wait_at_least(started_, finished + 1, Deadline{}, thread_waiting_);
-      return;
-    }
+  auto last = std::chrono::steady_clock::now();
+  const auto until = last + kIdlePolling;
+  for (;;) {
     std::this_thread::yield();
+    const auto now = std::chrono::steady_clock::now();
+    const bool was_away = now - last > kLongestNap;
+    last = now;
+    if (started_.load(std::memory_order_acquire) != finished) return was_away;
+    if (now >= until) {
+      wait_at_least(started_, finished + 1, Deadline{}, thread_waiting_);
+      return false;
+    }
   }
 }
 
@@ -176,12 +190,21 @@ void CallQueue::serve() {
   if (on_thread_start_ != nullptr) on_thread_start_();
   std::chrono::nanoseconds nap_length = kLongestNap;
   int naps_held_off = 0;  // in a row, the turn held by an application thread
+  bool started_while_away = false;
   for (;;) {
     const std::uint64_t finished = finished_.load(std::memory_order_acquire);
     // The destructor drained the queue first, and nothing starts after.
     if (stopping_.load(std::memory_order_acquire)) return;
     if (started_.load(std::memory_order_acquire) == finished) {
-      wait_for_start(finished);
+      started_while_away = wait_for_start(finished);
+      continue;
+    }
+    // Where other threads outnumber the CPUs, a yield hands the CPU to one
+    // of them for a time slice, and a nap then lasts milliseconds. A call
+    // started while this thread was off its CPU has had the application's
+    // attention already: it is run at once.
+    if (std::exchange(started_while_away, false)) {
+      if (take_turn() && !run_with_turn(nullptr)) std::this_thread::yield();
       continue;
     }
     // The thread that started the call often waits for it at once and runs
@@ -192,7 +215,7 @@ void CallQueue::serve() {
     // keeps finding the queue still, and grows back while the application
     // runs its calls: a call left alone then starts soon, and one that its
     // owner runs costs the thread a look only now and then.
-    nap(nap_length);
+    const bool away = nap(nap_length);
     if (finished_.load(std::memory_order_acquire) != finished) {
       nap_length = std::min(2 * nap_length, std::chrono::nanoseconds{kLongestNap});
       naps_held_off = 0;
@@ -207,8 +230,9 @@ void CallQueue::serve() {
     }
     // An application thread holds the turn and runs the calls. Through a
     // long call the thread sleeps, as the application's other threads do,
-    // rather than take time slices from it where they share a CPU.
-    if (++naps_held_off >= kNapsBeforeSleep) {
+    // rather than take time slices from it where they share a CPU; at once
+    // where its nap showed that other threads wait for this CPU.
+    if (++naps_held_off >= kNapsBeforeSleep || away) {
       naps_held_off = 0;
       if ((seen & kTaken) != 0) wait_at_least(turn_, seen + 1, Deadline{}, app_waiting_);
     }

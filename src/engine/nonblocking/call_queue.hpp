@@ -102,11 +102,13 @@ class CallQueue {
   bool run_with_turn(const QueuedCall* until);
   void serve();  // the thread's loop
   // How long the thread leaves started calls to the application before it
-  // runs them itself (serve()).
-  static void nap(std::chrono::nanoseconds length);
+  // runs them itself (serve()). Returns whether a yield outlasted the
+  // longest nap: other threads were waiting for this CPU.
+  static bool nap(std::chrono::nanoseconds length);
   // The idle thread's wait for the next start: it polls this long, then
-  // sleeps until a start wakes it.
-  void wait_for_start(std::uint64_t finished);
+  // sleeps until a start wakes it. Returns whether the start came while
+  // the thread was off its CPU (a yield outlasted the longest nap).
+  bool wait_for_start(std::uint64_t finished);
   static constexpr std::chrono::microseconds kIdlePolling{1000};
   static constexpr std::chrono::microseconds kLongestNap{8};
   static constexpr std::chrono::microseconds kShortestNap{1};
