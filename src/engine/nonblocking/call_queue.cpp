@@ -146,6 +146,14 @@ void CallQueue::drain() {
   }
 }
 
+bool CallQueue::yield_was_away(std::chrono::steady_clock::time_point& last) {
+  std::this_thread::yield();
+  const auto now = std::chrono::steady_clock::now();
+  const bool away = now - last > kLongestNap;
+  last = now;
+  return away;
+}
+
 bool CallQueue::nap(std::chrono::nanoseconds length) {
   // Reads nothing the application writes: a line the thread polled is one
   // the application's next write must take back from this core, and a call
@@ -156,10 +164,7 @@ bool CallQueue::nap(std::chrono::nanoseconds length) {
   const auto until = last + length;
   bool away = false;
   do {
-    std::this_thread::yield();
-    const auto now = std::chrono::steady_clock::now();
-    away |= now - last > kLongestNap;
-    last = now;
+    away |= yield_was_away(last);
   } while (last < until);
   return away;
 }
@@ -173,12 +178,9 @@ bool CallQueue::wait_for_start(std::uint64_t finished) {
   auto last = std::chrono::steady_clock::now();
   const auto until = last + kIdlePolling;
   for (;;) {
-    std::this_thread::yield();
-    const auto now = std::chrono::steady_clock::now();
-    const bool was_away = now - last > kLongestNap;
-    last = now;
+    const bool was_away = yield_was_away(last);
     if (started_.load(std::memory_order_acquire) != finished) return was_away;
-    if (now >= until) {
+    if (last >= until) {
       wait_at_least(started_, finished + 1, Deadline{}, thread_waiting_);
       return false;
     }

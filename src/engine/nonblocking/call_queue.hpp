@@ -105,6 +105,10 @@ class CallQueue {
   // runs them itself (serve()). Returns whether a yield outlasted the
   // longest nap: other threads were waiting for this CPU.
   static bool nap(std::chrono::nanoseconds length);
+  // Yields once and moves `last` (the previous look at the clock) to now.
+  // Returns whether the yield outlasted the longest nap: other threads
+  // were waiting for this CPU.
+  static bool yield_was_away(std::chrono::steady_clock::time_point& last);
   // The idle thread's wait for the next start: it polls this long, then
   // sleeps until a start wakes it. Returns whether the start came while
   // the thread was off its CPU (a yield outlasted the longest nap).

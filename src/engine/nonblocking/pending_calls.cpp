@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <new>
 #include <thread>
 #include <type_traits>
@@ -78,23 +77,21 @@ Failure difference(const Call& mine, const Call& first, int r) {
 
 }  // namespace
 
-static_assert(std::is_trivially_destructible_v<PublishedCall>, "parts_ is freed as bytes");
+static_assert(std::is_trivially_destructible_v<PublishedCall>, "parts_ is released as bytes");
 
 PendingCalls::PendingCalls(TeamState& team, int members)
     : team_(team), members_(members), slots_(std::make_unique<PendingSlot[]>(kPendingSlots)),
       issued_(std::make_unique<Issued[]>(members)) {
   const std::size_t stride =
       (members * sizeof(PublishedCall) + kPartsPage - 1) / kPartsPage * kPartsPage;
-  parts_.reset(static_cast<std::byte*>(std::aligned_alloc(kPartsPage, stride * kPendingSlots)));
-  if (parts_ == nullptr) throw std::bad_alloc();
+  parts_ = NumaBuffer(team.topology, stride * kPendingSlots, -1);
+  auto* const parts = static_cast<std::byte*>(parts_.data());
   for (int s = 0; s < kPendingSlots; ++s) {
-    slots_[s].members = new (parts_.get() + s * stride) PublishedCall[members];
+    slots_[s].members = new (parts + s * stride) PublishedCall[members];
   }
 }
 
 PendingCalls::~PendingCalls() = default;
-
-void PendingCalls::FreeParts::operator()(std::byte* parts) const { std::free(parts); }
 
 std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t signature,
                                     const std::string& problem) {

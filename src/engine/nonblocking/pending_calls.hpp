@@ -46,6 +46,7 @@
 #include "src/common/wait.hpp"
 #include "src/engine/process_step.hpp"
 #include "src/engine/team_state.hpp"
+#include "src/topology/numa_memory.hpp"
 
 namespace hreduce::detail {
 
@@ -158,10 +159,7 @@ class PendingCalls {
   // it was written); the mean call was 1.25-1.35x the blocking call's,
   // on pages of their own 1.0-1.15x (docs/performance.md). A prefetcher
   // is the likely cause; without hardware counters here, not shown.
-  struct FreeParts {
-    void operator()(std::byte* parts) const;
-  };
-  std::unique_ptr<std::byte[], FreeParts> parts_;
+  NumaBuffer parts_;
   struct alignas(kControlAlign) Issued {
     std::uint64_t seq = 0;   // the member's latest call's number
     bool described = false;  // `last` holds a call's description
