@@ -99,6 +99,7 @@ void NodeGroup::write_announcement(Slot& mine, const NodeCallInfo& info, const A
   const int s = static_cast<int>(ops_ % kNodeSlots);
   mine.signature = info.signature;
   mine.digest = digest_;
+  announced_ = {info.signature, digest_, static_cast<bool>(info.failure)};
   digest_ = mix(digest_, info.signature);
   mine.ran_ahead = leaving;
   mine.failed = info.failure ? 1 : 0;
@@ -214,13 +215,25 @@ Failure NodeGroup::announce_and_agree(const NodeCallInfo& info, const Announceme
   return failure;
 }
 
+// `s` is the current operation's slot (every caller's), and this process's
+// own words come from what it wrote there (announced_), not from the slot:
+// the others take that line right after its publication, and reading it
+// back held the process for about a line's trip. perf put a sixth of the
+// single copy's time outside the kernel's copies there; a loop of 64 KiB
+// exscans on 2 processes went from 3.05-3.20 to 2.92-3.03 µs a call.
 bool NodeGroup::agree_before(int s, int upto) const {
   const Slot& first = area(0).slot[s];
+  const std::uint64_t signature = rank_ == 0 ? announced_.signature : first.signature;
+  const std::uint64_t digest = rank_ == 0 ? announced_.digest : first.digest;
   bool agreed = true;
   for (int q = 0; q < upto; ++q) {
+    if (q == rank_) {
+      agreed &=
+          !announced_.failed & (announced_.signature == signature) & (announced_.digest == digest);
+      continue;
+    }
     const Slot& theirs = area(q).slot[s];
-    agreed &= (theirs.failed == 0) & (theirs.signature == first.signature) &
-              (theirs.digest == first.digest);
+    agreed &= (theirs.failed == 0) & (theirs.signature == signature) & (theirs.digest == digest);
   }
   return agreed;
 }

@@ -220,6 +220,7 @@ void NodeGroup::restart() {
   mine.released.store(0, std::memory_order_relaxed);
   mine.fold_failed = 0;
   ops_ = steps_ = compared_ = everyone_announced_ = digest_ = 0;
+  announced_ = {};
   cut_balance_.reset();
   std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
   if (rank_ == 0) {

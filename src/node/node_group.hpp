@@ -444,6 +444,12 @@ class NodeGroup {
   // Of the signatures of every operation so far (announced in each slot as
   // it stood before that operation).
   std::uint64_t digest_ = 0;
+  // What this process wrote into the first line of its latest slot, for
+  // agree_before() to compare without reading the line back (it says why).
+  struct FirstLine {
+    std::uint64_t signature = 0, digest = 0;
+    bool failed = false;
+  } announced_;
   // Scan's fold, C bytes each, and the single copy's: 64 bytes more, so
   // that a piece can sit at the line offset that the kernel copies fastest
   // to or from (at_line_offset_of); `bounce_` (the same, on first need)
