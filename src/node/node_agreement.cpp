@@ -218,9 +218,10 @@ Failure NodeGroup::announce_and_agree(const NodeCallInfo& info, const Announceme
 // `s` is the current operation's slot (every caller's), and this process's
 // own words come from what it wrote there (announced_), not from the slot:
 // the others take that line right after its publication, and reading it
-// back held the process for about a line's trip. perf put a sixth of the
-// single copy's time outside the kernel's copies there; a loop of 64 KiB
-// exscans on 2 processes went from 3.05-3.20 to 2.92-3.03 µs a call.
+// back held the process for about a line's trip: perf put a sixth of the
+// time in the library's own code (outside its waits and the kernel's
+// copies) there, and a loop of 64 KiB exscans on 2 processes went from
+// 3.05-3.20 to 2.92-3.03 µs a call.
 bool NodeGroup::agree_before(int s, int upto) const {
   const Slot& first = area(0).slot[s];
   const std::uint64_t signature = rank_ == 0 ? announced_.signature : first.signature;
