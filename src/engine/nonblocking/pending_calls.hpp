@@ -75,9 +75,6 @@ struct alignas(kControlAlign) PublishedCall {
   // of a persistent 8-byte call's time.
   const Call* call = nullptr;
   alignas(16) std::byte payload[kSmallCallBytes];
-  // The member is done with call `done` of this slot: its output written,
-  // the others' payloads read. The slot is reused once every member is.
-  alignas(kControlAlign) std::atomic<std::uint64_t> done{0};
 };
 static_assert(offsetof(PublishedCall, payload) + kSmallCallBytes <= 64,
               "what the others read of a small call fits the first line");
@@ -135,7 +132,14 @@ class PendingCalls {
   PendingSlot& slot_of(std::uint64_t seq) { return slots_[seq % kPendingSlots]; }
   void open(PendingSlot& slot, std::uint64_t seq);
   bool everyone_published(const PendingSlot& slot, std::uint64_t seq) const;
-  bool finish_part(PublishedCall& mine, std::uint64_t seq);
+  bool finish_part(int rank, std::uint64_t seq);
+  // Member `rank`'s word for seq's slot: the latest call of the slot it is
+  // done with (its output written, the others' payloads read). The slot is
+  // reused once every member's word says so.
+  std::atomic<std::uint64_t>& done_of(int rank, std::uint64_t seq) {
+    return done_words_[static_cast<std::size_t>(rank) * kDoneWordsPerMember +
+                       seq % kPendingSlots * kDoneWordStride];
+  }
   bool agree(PendingSlot& slot, std::uint64_t seq);
   void plan(PendingSlot& slot);
   bool claim(PendingSlot& slot, std::uint64_t seq, std::uint64_t& chunk);
@@ -160,6 +164,20 @@ class PendingCalls {
   // on pages of their own 1.0-1.15x (docs/performance.md). A prefetcher
   // is the likely cause; without hardware counters here, not shown.
   NumaBuffer parts_;
+  // The `done` words (done_of), each member's on a page of its own on its
+  // NUMA node, a line each. Each member writes its own at the end of every
+  // call; the others read it only when a slot comes round while they lag.
+  // As the second line of the member's part of the slot, next to the line
+  // the others read on every call, a loop of persistent 8-byte calls
+  // between two members took 0.95-1.12x the blocking call's time; here
+  // 0.87-0.93x (nine runs in turns; with the host in a slower phase
+  // 1.07-1.20x against 1.02-1.11x, docs/performance.md): a prefetcher
+  // again, as with the parts above.
+  static constexpr std::size_t kDoneWordStride = kControlAlign / sizeof(std::uint64_t);
+  static constexpr std::size_t kDoneWordsPerMember = 4096 / sizeof(std::uint64_t);
+  static_assert(kPendingSlots * kDoneWordStride <= kDoneWordsPerMember);
+  NumaBuffer dones_;
+  std::atomic<std::uint64_t>* done_words_ = nullptr;
   struct alignas(kControlAlign) Issued {
     std::uint64_t seq = 0;   // the member's latest call's number
     bool described = false;  // `last` holds a call's description
