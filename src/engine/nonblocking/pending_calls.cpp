@@ -17,8 +17,6 @@ namespace hreduce::detail {
 
 namespace {
 
-constexpr std::size_t kPartsPage = 4096;
-
 // `done` is published without a wake-up (finish_part), so its waiters never
 // block in the kernel: they spin, yield, then poll between naps of growing
 // length (20 µs to about 1 ms), until `deadline` if it is active.
@@ -83,19 +81,17 @@ static_assert(std::is_trivially_destructible_v<PublishedCall>, "parts_ is releas
 PendingCalls::PendingCalls(TeamState& team, int members)
     : team_(team), members_(members), slots_(std::make_unique<PendingSlot[]>(kPendingSlots)),
       issued_(std::make_unique<Issued[]>(members)) {
-  const std::size_t stride =
-      (members * sizeof(PublishedCall) + kPartsPage - 1) / kPartsPage * kPartsPage;
+  const std::size_t stride = (members * sizeof(PublishedCall) + kPage - 1) / kPage * kPage;
   parts_ = NumaBuffer(team.topology, stride * kPendingSlots, -1);
   auto* const parts = static_cast<std::byte*>(parts_.data());
   for (int s = 0; s < kPendingSlots; ++s) {
     slots_[s].members = new (parts + s * stride) PublishedCall[members];
   }
-  constexpr std::size_t page = kDoneWordsPerMember * sizeof(std::uint64_t);
   std::vector<NumaRange> pages;
   for (int r = 0; r < members; ++r) {
-    pages.push_back({r * page, (r + 1) * page, team.members[static_cast<std::size_t>(r)]->numa});
+    pages.push_back({r * kPage, (r + 1) * kPage, team.members[static_cast<std::size_t>(r)]->numa});
   }
-  dones_ = NumaBuffer(team.topology, members * page, std::move(pages));
+  dones_ = NumaBuffer(team.topology, members * kPage, std::move(pages));
   done_words_ = static_cast<std::atomic<std::uint64_t>*>(dones_.data());
   for (std::size_t w = 0; w < members * kDoneWordsPerMember; ++w) {
     new (done_words_ + w) std::atomic<std::uint64_t>(0);

@@ -146,6 +146,8 @@ class PendingCalls {
   // Waits until every other member is done with call `seq`.
   void wait_for_others(std::uint64_t seq, int rank, CollectiveKind kind);
   std::string what_is_missing(std::uint64_t seq);
+  // What the slots' parts and the done words are laid out in.
+  static constexpr std::size_t kPage = 4096;
   void work(PendingSlot& slot, std::uint64_t seq, std::uint64_t chunk, const char* worker);
   void complete(PendingSlot& slot, std::uint64_t seq);
   void record(std::uint64_t seq, ErrorKind kind, const std::string& text);
@@ -174,7 +176,7 @@ class PendingCalls {
   // 1.07-1.20x against 1.02-1.11x, docs/performance.md): a prefetcher
   // again, as with the parts above.
   static constexpr std::size_t kDoneWordStride = kControlAlign / sizeof(std::uint64_t);
-  static constexpr std::size_t kDoneWordsPerMember = 4096 / sizeof(std::uint64_t);
+  static constexpr std::size_t kDoneWordsPerMember = kPage / sizeof(std::uint64_t);
   static_assert(kPendingSlots * kDoneWordStride <= kDoneWordsPerMember);
   NumaBuffer dones_;
   std::atomic<std::uint64_t>* done_words_ = nullptr;
