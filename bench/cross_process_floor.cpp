@@ -30,10 +30,14 @@
 // in a page (bench/string_copy_alignment.cpp; the library places its own
 // buffers so). Inputs never change, so a line the receiver read stays in
 // its cache, as in the drop-in benchmark (bench/mpi/dropin_latency.c).
+// With --fresh, every operation begins with each process rewriting its
+// input (the same values, copied from a copy of its own: as an application
+// that computes new data before every call), so that no way finds the
+// other's input still in its cache; the rewrite is in every way's time.
 // Each figure: the median over 9 blocks of the mean µs per operation.
 // Every way's result is checked.
 //
-//   bazel run //bench:cross_process_floor [-- [--offset B] BYTES...]
+//   bazel run //bench:cross_process_floor [-- [--offset B] [--fresh] BYTES...]
 //   (default: offset 0, sizes 65536 262144)
 #include <sched.h>
 #include <sys/mman.h>
@@ -138,8 +142,10 @@ struct Process {
   int me;
   pid_t peer;
   Shared* shared;
-  // scratch: what process_vm_readv brings; sum: the other's fold, to write back.
-  PlacedFloats input, output, scratch, sum;
+  // scratch: what process_vm_readv brings; sum: the other's fold, to write
+  // back; source: what --fresh rewrites the input from.
+  PlacedFloats input, output, scratch, sum, source;
+  bool fresh = false;
   std::uint64_t ops = 0, steps = 0, barriers = 0;
 
   void barrier() {
@@ -206,7 +212,10 @@ struct Process {
   // Mean µs per operation, median over the blocks (valid on process 0).
   double time(Way way, Call call, std::size_t n, std::size_t cut) {
     const long per_block = static_cast<long>(std::max<std::size_t>(200, (64u << 20) / (n * 4)));
-    auto run = [&] { way == Way::split ? split(call, n, cut) : streamed(call, n); };
+    auto run = [&] {
+      if (fresh) std::memcpy(input.data(), source.data(), n * sizeof(float));
+      way == Way::split ? split(call, n, cut) : streamed(call, n);
+    };
     for (int i = 0; i < 20; ++i) run();
     std::vector<double> blocks;
     for (int b = 0; b < kBlocks; ++b) {
@@ -264,7 +273,12 @@ void report(Process& p, Call call, std::size_t bytes) {
 int main(int argc, char** argv) {
   std::vector<std::size_t> sizes;
   std::size_t offset = 0;
+  bool fresh = false;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--fresh") == 0) {
+      fresh = true;
+      continue;
+    }
     if (std::strcmp(argv[i], "--offset") == 0 && i + 1 < argc) {
       offset = std::strtoull(argv[++i], nullptr, 10);
       if (offset >= 4096 || offset % sizeof(float) != 0) {
@@ -298,8 +312,8 @@ int main(int argc, char** argv) {
   const int me = child == 0 ? 1 : 0;
   pin(me);
   const std::size_t most = *std::max_element(sizes.begin(), sizes.end()) / sizeof(float);
-  Process p{me, me == 0 ? child : parent, shared, {}, {}, {}, {}};
-  for (PlacedFloats* v : {&p.input, &p.output, &p.scratch, &p.sum}) {
+  Process p{me, me == 0 ? child : parent, shared, {}, {}, {}, {}, {}, fresh};
+  for (PlacedFloats* v : {&p.input, &p.output, &p.scratch, &p.sum, &p.source}) {
     v->offset = offset / sizeof(float);
   }
   // Allocated after the fork, so that no page is shared copy-on-write.
@@ -307,13 +321,15 @@ int main(int argc, char** argv) {
   p.output.assign(most, -1.0f);
   p.scratch.assign(most, 0.0f);
   p.sum.assign(most, 0.0f);
+  p.source.assign(fresh ? most : 0, 0.0f);
   for (std::size_t i = 0; i < most; ++i) p.input[i] = static_cast<float>(me + i % 5);
+  if (fresh) std::memcpy(p.source.data(), p.input.data(), most * sizeof(float));
   shared->input_address[me] = reinterpret_cast<std::uint64_t>(p.input.data());
   shared->output_address[me] = reinterpret_cast<std::uint64_t>(p.output.data());
   p.barrier();
   if (me == 0) {
-    std::printf("two processes on cores 0 and 1, float sum, buffers %zu bytes past a page\n",
-                offset);
+    std::printf("two processes on cores 0 and 1, float sum, buffers %zu bytes past a page%s\n",
+                offset, fresh ? ", inputs rewritten before every operation" : "");
   }
   for (std::size_t bytes : sizes) {
     report(p, Call::reduce, bytes);

@@ -14,6 +14,14 @@ for way in 'one reader \(process_vm_readv \+ fold\)' 'one reader \(process_vm_re
   'split, best cut \(receiver +[0-9]+/16\)' 'streamed through shared memory'; do
   [ "$(grep -Ec "^  $way +[0-9.]+ us$" <<<"$log")" -ge 1 ] || { echo "FAIL: no line for $way"; exit 1; }
 done
+# --fresh: every process rewrites its input before each operation; the
+# results are still checked, and the header says so.
+fresh="$("$binary" --offset 16 --fresh 65536 2>&1)" || { echo "$fresh"; echo "FAIL: --fresh exit status $?"; exit 1; }
+echo "$fresh"
+grep -q '^two processes on cores 0 and 1, float sum, buffers 16 bytes past a page, inputs rewritten before every operation$' <<<"$fresh" ||
+  { echo "FAIL: --fresh: no header saying the inputs are rewritten"; exit 1; }
+[ "$(grep -Ec '^  (one reader|split|streamed).* [0-9.]+ us$' <<<"$fresh")" -eq 6 ] ||
+  { echo "FAIL: --fresh: not six ways' lines"; exit 1; }
 for bad in 3 4096; do
   err="$("$binary" --offset "$bad" 65536 2>&1 >/dev/null)" && { echo "FAIL: --offset $bad accepted"; exit 1; }
   grep -q -- "--offset takes a multiple of 4 below 4096, not $bad" <<<"$err" ||

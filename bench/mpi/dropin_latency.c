@@ -8,7 +8,7 @@
  * the averages (Open MPI's over hreduce's).
  *
  *   dropin_latency [--max-bytes B] [--min-time-ms T] [--collectives LIST]
- *                  [--back-to-back] [--page-offsets IN,OUT]
+ *                  [--back-to-back] [--page-offsets IN,OUT] [--fresh]
  *
  * LIST: comma-separated names from allreduce, reduce, reduce_scatter,
  * reduce_scatter_block, scan, exscan, each matched whole (default: all).
@@ -19,7 +19,11 @@
  * --page-offsets puts the send buffer IN bytes and the receive buffer OUT
  * bytes past a page boundary (0-4095 each), on every rank; by default both
  * come from malloc. Where the receiver lies 1-31 bytes past the sender
- * modulo a page, the CPU's string copy may crawl (bench:string_copy_alignment). */
+ * modulo a page, the CPU's string copy may crawl (bench:string_copy_alignment).
+ * --fresh rewrites the send buffer before every call, on both sides (the
+ * same values, copied from a copy: as an application that computes new
+ * data between calls), so that no library finds another rank's input still
+ * in its cache from the call before; the copy is in both sides' times. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,11 +102,22 @@ static const char* chosen(const char* list, int wanted[NCOLL]) {
   return NULL;
 }
 
+/* --fresh: what the send buffer is rewritten from before every call (NULL:
+ * it is not). Every call sends at most its first `count` elements. */
+static const float* fresh_source = NULL;
+
+static void refresh(float* in, int count) {
+  if (fresh_source != NULL) memcpy(in, fresh_source, sizeof(float) * (size_t)count);
+}
+
 /* Mean seconds per call of `iterations` calls, the slowest rank's. */
-static double block(int coll, int ours, const float* in, float* out, int count, int iterations) {
+static double block(int coll, int ours, float* in, float* out, int count, int iterations) {
   PMPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
-  for (int i = 0; i < iterations; ++i) call(coll, ours, in, out, count, MPI_COMM_WORLD);
+  for (int i = 0; i < iterations; ++i) {
+    refresh(in, count);
+    call(coll, ours, in, out, count, MPI_COMM_WORLD);
+  }
   double mine = (MPI_Wtime() - start) / iterations, slowest = 0;
   PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return slowest;
@@ -113,6 +128,7 @@ typedef struct {
   double min_seconds;
   int wanted[NCOLL];
   int back_to_back;
+  int fresh;
   long in_offset, out_offset; /* -1: malloc's */
 } Options;
 
@@ -121,11 +137,16 @@ static int parse_options(int argc, char** argv, int rank, Options* o) {
   o->max_bytes = 4L << 20;
   o->min_seconds = 0.2;
   o->back_to_back = 0;
+  o->fresh = 0;
   o->in_offset = o->out_offset = -1;
   const char* only = NULL;
   for (int a = 1; a < argc; ++a) {
     if (strcmp(argv[a], "--back-to-back") == 0) {
       o->back_to_back = 1;
+      continue;
+    }
+    if (strcmp(argv[a], "--fresh") == 0) {
+      o->fresh = 1;
       continue;
     }
     if (a + 1 == argc) break;
@@ -213,7 +234,7 @@ static int back_to_back_call(int coll, const float* in, float* out, int count, c
   }
 }
 
-static void back_to_back(const Options* o, const float* in, float* out, int rank, int size) {
+static void back_to_back(const Options* o, float* in, float* out, int rank, int size) {
   if (rank == 0) {
     printf("%-22s %10s %10s %10s %10s %10s\n", "# back-to-back", "bytes", "avg us", "min us",
            "max us", "calls");
@@ -234,10 +255,14 @@ static void back_to_back(const Options* o, const float* in, float* out, int rank
       long iterations = (256L << 20) / bytes;
       iterations = iterations < 100 ? 100 : iterations > 20000 ? 20000 : iterations;
       const long skip = iterations / 10 + 20;
-      for (long i = 0; i < skip; ++i) back_to_back_call(c, in, out, count, counts, MPI_COMM_WORLD);
+      for (long i = 0; i < skip; ++i) {
+        refresh(in, count);
+        back_to_back_call(c, in, out, count, counts, MPI_COMM_WORLD);
+      }
       PMPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
       for (long i = 0; i < iterations; ++i) {
+        refresh(in, count);
         back_to_back_call(c, in, out, count, counts, MPI_COMM_WORLD);
       }
       const double mine = (MPI_Wtime() - start) / (double)iterations;
@@ -278,8 +303,15 @@ int main(int argc, char** argv) {
   float* in = (float*)(in_memory + (options.in_offset < 0 ? 0 : options.in_offset));
   float* out = (float*)(out_memory + (options.out_offset < 0 ? 0 : options.out_offset));
   for (int i = 0; i < max_count; ++i) in[i] = (float)((rank + i) % 7);
+  float* source = NULL;
+  if (options.fresh) {
+    source = malloc(buffer_bytes);
+    memcpy(source, in, buffer_bytes);
+    fresh_source = source;
+  }
   if (options.back_to_back) {
     back_to_back(&options, in, out, rank, size);
+    free(source);
     free(in_memory);
     free(out_memory);
     MPI_Finalize();
@@ -331,6 +363,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  free(source);
   free(in_memory);
   free(out_memory);
   MPI_Finalize();

@@ -3,7 +3,7 @@
 # a row per collective and size, with both sides' average, minimum and
 # maximum over the timed blocks and the ratio of the averages; --collectives
 # picks by whole names; an unknown name is refused; --page-offsets places
-# the buffers.
+# the buffers; --fresh rewrites the send buffer before every call.
 set -euo pipefail
 program=$1 library=$(realpath "$2")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -74,4 +74,9 @@ grep -q -- "--page-offsets wants IN,OUT, each 0-4095; got '0,4096'" "${TEST_TMPD
   echo "no message for --page-offsets 0,4096"
   exit 1
 }
+# --fresh (the send buffer rewritten before every call) in both loops.
+rows=$(run --fresh --collectives reduce | awk '$1 == "reduce" && NF == 9' | wc -l)
+[ "$rows" -eq 3 ] || { echo "--fresh: $rows rows of reduce"; exit 1; }
+rows=$(run --back-to-back --fresh --collectives allreduce | awk '$1 == "allreduce" && NF == 6' | wc -l)
+[ "$rows" -eq 5 ] || { echo "--back-to-back --fresh: $rows rows of allreduce"; exit 1; }
 echo "all checks passed"
