@@ -222,8 +222,14 @@ std::string InterProcessGroup::route(CollectiveKind kind, std::size_t bytes) con
     // A scan across nodes: the node's first process wants the node's total
     // and its prefix both (node_level.cpp's node_level_scan).
     const bool scan = kind == CollectiveKind::scan || kind == CollectiveKind::exscan;
-    text += std::string(
-        to_string(node_way(kind, node_bytes, 1, false, node_->shape(), scan && multi_node())));
+    const NodeWay way = node_way(kind, node_bytes, 1, false, node_->shape(), scan && multi_node());
+    // Where the node level picks its way by what each took lately: the
+    // way it would take now.
+    if (const auto single = node_->measured_single_copy(kind, node_bytes)) {
+      text += *single ? "single copy (measured)" : "inline (measured)";
+    } else {
+      text += std::string(to_string(way));
+    }
     if (between.participants > 1) text += " + ";
   }
   if (between.participants > 1) {

@@ -10,6 +10,7 @@
 
 #include "src/node/node_group.hpp"
 #include "src/node/shared_wait.hpp"
+#include "src/node/way_by_measure.hpp"
 
 namespace hreduce::detail {
 
@@ -93,6 +94,13 @@ struct NodeGroup::Slot {
   }
 };
 
+// One process's WayFigures (way_by_measure.hpp) of one kind's size class,
+// by way (0 inline, 1 the single copy), on lines of their own.
+struct alignas(128) MeasuredClass {
+  std::atomic<std::uint64_t> ticks[2]{}, last[2]{};
+  std::atomic<std::uint32_t> calls[2]{}, run[2]{};
+};
+
 struct alignas(128) NodeGroup::ProcessArea {
   Slot slot[kNodeSlots];
   alignas(128) std::atomic<std::uint64_t> staged{0};
@@ -128,6 +136,9 @@ struct alignas(128) NodeGroup::ProcessArea {
   std::uint32_t race_known = 0;
   // Whether this process registered for the asymmetric fence (1) or not (2).
   std::uint32_t light_publish_ok = 0;
+  // This process's figures of the measured ways, by kind and size class;
+  // written on every such call, read by node rank 0 when it steers.
+  MeasuredClass measured[kMeasuredKinds][kMeasuredSizes];
   // Where the process runs and its members sit, and where it asked for its
   // staging chunks, for explain().
   char description[256] = {};
@@ -143,6 +154,10 @@ struct NodeGroup::Header {
   // reads anyway.
   std::atomic<std::uint32_t> giving_up{0};
   char broken_text[1024] = {};
+  // Per measured kind, the size classes that take the single copy, from
+  // which operation on (way_by_measure.hpp's WayVerdict); node rank 0
+  // writes them.
+  alignas(128) std::atomic<std::uint64_t> way_verdicts[kMeasuredKinds]{};
 };
 
 struct NodeGroup::Layout {

@@ -223,8 +223,21 @@ void NodeGroup::restart() {
   announced_ = {};
   cut_balance_.reset();
   std::fill(std::begin(last_signature_), std::end(last_signature_), ~0ull);
+  for (auto& by_size : mine.measured) {
+    for (MeasuredClass& figures : by_size) {
+      for (int w = 0; w < 2; ++w) {
+        figures.ticks[w].store(0, std::memory_order_relaxed);
+        figures.calls[w].store(0, std::memory_order_relaxed);
+        figures.run[w].store(0, std::memory_order_relaxed);
+        figures.last[w].store(0, std::memory_order_relaxed);
+      }
+    }
+  }
+  std::fill_n(&measured_last_way_[0][0], kMeasuredKinds * kMeasuredSizes, std::uint8_t{0});
+  std::fill(std::begin(measured_next_steer_), std::end(measured_next_steer_), 0);
   if (rank_ == 0) {
     Header& h = header();
+    for (auto& verdict : h.way_verdicts) verdict.store(0, std::memory_order_relaxed);
     std::fill(std::begin(h.broken_text), std::end(h.broken_text), '\0');
     h.giving_up.store(0, std::memory_order_relaxed);
     h.broken.store(0, std::memory_order_release);
@@ -306,6 +319,19 @@ Failure NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) {
   LevelScope scope(CallLevel::node_segment);
   const std::size_t bytes = r.count * r.op->elem_size;
   const NodeWay way = node_way(info.kind, bytes, r.op->elem_size, r.op->may_throw, shape());
+  const MeasuredCall measured = measured_call(info.kind, bytes, r.op->elem_size, way);
+  if (measured.kind < 0) return reduce_by(way, info, r);
+  // Every process reads, for this operation, the classes the others read
+  // (way_by_measure.hpp says why).
+  const bool single = takes_single_copy(measured, ops_ + 1);
+  const std::uint64_t start = measured_ticks();
+  Failure failure =
+      reduce_by(single ? NodeWay::single_copy : NodeWay::inline_announcement, info, r);
+  if (!failure) record_way(measured, single, measured_ticks() - start);
+  return failure;
+}
+
+Failure NodeGroup::reduce_by(NodeWay way, const NodeCallInfo& info, const NodeReduction& r) {
   if (way == NodeWay::inline_announcement) return reduce_inline(info, r);
   // The chunks or the single copy: each process says where its buffers lie,
   // for either way of reaching them in place.

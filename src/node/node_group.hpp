@@ -27,7 +27,9 @@
 //                     written in place by the chunk ring
 //   broadcast         node_broadcast.cpp
 //
-// node_way.hpp decides between small, single copy and chunks. The segment's
+// node_way.hpp decides between small, single copy and chunks; for two
+// processes above 8 KiB up to the inline limit, node_measured_way.cpp
+// between the first two by what each took lately. The segment's
 // size is fixed when the team is built: the vector length never changes it.
 // Long vectors simply take more steps. Why each threshold below sits where
 // it does: docs/performance.md, "Where the node level's thresholds come
@@ -51,6 +53,7 @@
 #include "src/node/node_allocations.hpp"
 #include "src/node/node_way.hpp"
 #include "src/node/segment.hpp"
+#include "src/node/way_by_measure.hpp"
 #include "src/transport/channel.hpp"
 
 namespace hreduce::detail {
@@ -237,6 +240,14 @@ class NodeGroup {
   }
   // The single copy's balanced cuts (cut_balance.hpp), for tests.
   const CutBalance& cut_balance() const { return cut_balance_; }
+  // Calls of this process that either way could serve (way_by_measure.hpp)
+  // and that took the inline way [0] or the single copy [1], for tests.
+  std::array<std::uint64_t, 2> measured_calls() const { return measured_calls_; }
+  // Where the way of a call of `kind` and `bytes` per process (of an op
+  // that cannot throw, elements of at most a chunk) goes by measure:
+  // whether this process's next such call would take the single copy;
+  // nothing where the size decides alone.
+  std::optional<bool> measured_single_copy(CollectiveKind kind, std::size_t bytes) const;
   NodeShape shape() const { return {size_, chunk_, single_copy_, chunks_won_}; }
   // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by
   // describe(); HREDUCE_NODE_ASYMMETRIC_FENCE=off in any process keeps it.
@@ -411,6 +422,22 @@ class NodeGroup {
   };
   PeerAddresses peer_addresses(const NodeReduction& r) const;
   SingleCopyPlan single_copy_plan(const NodeReduction& r);
+
+  // The measured ways (node_measured_way.cpp; the pure parts in
+  // way_by_measure.hpp): a call that both the inline way and the single
+  // copy can serve, by its kind's and size class's indices ({-1, -1}: any
+  // other). Decided from what every process of the node knows alike.
+  struct MeasuredCall {
+    int kind = -1, size = -1;
+  };
+  MeasuredCall measured_call(CollectiveKind kind, std::size_t bytes, std::size_t elem_size,
+                             NodeWay way) const;
+  // Whether operation `op` takes the single copy for a measured call.
+  bool takes_single_copy(MeasuredCall call, std::uint64_t op) const;
+  Failure reduce_by(NodeWay way, const NodeCallInfo& info, const NodeReduction& r);
+  void record_way(MeasuredCall call, bool single_copy, std::uint64_t ticks);
+  // Node rank 0: switches `kind`'s size classes to the way that pays.
+  void steer_ways(int kind);
   SingleCopyPlan own_parts_plan(std::size_t es) const;
   struct Wanted;
   Failure reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan);
@@ -457,6 +484,12 @@ class NodeGroup {
   std::vector<std::byte> accumulator_, scratch_, bounce_;
   // The single copy's cuts, as every process moves them alike.
   CutBalance cut_balance_;
+  // The measured ways, per kind and size class: the way this process took
+  // last (0: none yet, 1: inline, 2: the single copy); in node rank 0 the
+  // operation from which it steers the kind again.
+  std::uint8_t measured_last_way_[kMeasuredKinds][kMeasuredSizes] = {};
+  std::uint64_t measured_next_steer_[kMeasuredKinds] = {};
+  std::array<std::uint64_t, 2> measured_calls_{};
   // Team::allocate's memory, every process's (node_allocations.hpp).
   NodeAllocations allocations_;
   // How this process reaches the others' private memory (the single

@@ -643,6 +643,50 @@ TEST_CASE("parts of the total through the single copy give what the chunks give"
   for (int k = 0; k < P; ++k) CHECK(said[k] == "");
 }
 
+TEST_CASE("where both ways serve a call, the two processes switch between them alike",
+          "[node][conformance]") {
+  // A reduce and an exscan of 16 KiB, in turns, on inputs that change with
+  // every call: each kind's class takes the inline way first, then tries
+  // the single copy (src/node/way_by_measure.hpp), whichever proves
+  // cheaper here; every result is checked, whichever way served it.
+  constexpr int kCalls = 900;      // per kind
+  constexpr std::size_t n = 1024;  // Affine (16 B): 16 KiB per process
+  const SingleCopyEnvironment setting(nullptr);
+  std::array<std::array<std::uint64_t, 2>, 2> ways{};
+  auto said = on_node(2, [&](NodeGroup& g, int rank) -> std::string {
+    if (std::string failure = g.describe("test").text; !failure.empty()) return failure;
+    if (!g.single_copy()) return "no single copy between the two";
+    const ErasedOp op = non_throwing_affine();
+    std::vector<Affine> in(n), out(n);
+    for (int c = 0; c < 2 * kCalls; ++c) {
+      const CollectiveKind kind = c % 2 == 0 ? CollectiveKind::reduce : CollectiveKind::exscan;
+      const std::size_t shift = static_cast<std::size_t>(c);
+      for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i + shift);
+      std::fill(out.begin(), out.end(), Affine{0, 0});
+      NodeReduction r = reduction_of(kind, in.data(), out.data(), n, op, rank, 0);
+      r.may_run_ahead = true;
+      const std::string failure = g.reduce(info(kind, n, 21 + c % 2), r).text;
+      if (!failure.empty()) return "call " + std::to_string(c) + ": " + failure;
+      const int upto = received_upto(kind, rank, 0, 2);
+      for (std::size_t i = 0; i < n && upto >= 0; ++i) {
+        if (!(out[i] == affine_fold(upto, i + shift))) {
+          return "call " + std::to_string(c) + ", element " + std::to_string(i);
+        }
+      }
+    }
+    ways[static_cast<std::size_t>(rank)] = g.measured_calls();
+    return {};
+  });
+  CHECK(said[0] == "");
+  CHECK(said[1] == "");
+  // Every call was measured, both ways were taken, and each the same
+  // number of times in both processes.
+  CHECK(ways[0] == ways[1]);
+  CHECK(ways[0][0] + ways[0][1] == 2 * kCalls);
+  CHECK(ways[0][0] > 0);
+  CHECK(ways[0][1] > 0);
+}
+
 TEST_CASE("a node broadcast hands the root's bytes to every process", "[node]") {
   const int P = GENERATE(2, 3);
   const std::size_t bytes = GENERATE(std::size_t{0}, std::size_t{5}, std::size_t{512},

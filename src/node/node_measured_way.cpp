@@ -1,0 +1,93 @@
+// The measured ways, NodeGroup's part (way_by_measure.hpp has the picture):
+// which calls are measured, each process's figures, and node rank 0
+// steering a kind's size classes between the inline way and the single
+// copy.
+#include "src/node/node_areas.hpp"
+#include "src/node/node_group.hpp"
+#include "src/node/way_by_measure.hpp"
+
+namespace hreduce::detail {
+
+namespace {
+
+// Read apart, the words may be of two different calls: a mean off by a
+// call, which steering can bear.
+WayFigures figures_of(const MeasuredClass& c, int way) {
+  return {c.ticks[way].load(std::memory_order_relaxed),
+          c.calls[way].load(std::memory_order_relaxed), c.run[way].load(std::memory_order_relaxed),
+          c.last[way].load(std::memory_order_relaxed)};
+}
+
+}  // namespace
+
+NodeGroup::MeasuredCall NodeGroup::measured_call(CollectiveKind kind, std::size_t bytes,
+                                                 std::size_t elem_size, NodeWay way) const {
+  // Only where the inline way serves by size and the single copy could
+  // (two processes that reach each other, a kind the chunks did not win
+  // for): the same on every process, since all know the call's kind,
+  // length and op, and describe() settled the rest for all alike.
+  if (way != NodeWay::inline_announcement || size_ != 2 || !single_copy(kind) ||
+      elem_size > chunk_) {
+    return {};
+  }
+  const int k = measured_kind(kind), s = measured_size(bytes);
+  if (k < 0 || s < 0) return {};
+  return {k, s};
+}
+
+bool NodeGroup::takes_single_copy(MeasuredCall call, std::uint64_t op) const {
+  const std::uint64_t word = header().way_verdicts[call.kind].load(std::memory_order_acquire);
+  return (single_copy_sizes(word, op) >> call.size & 1) != 0;
+}
+
+std::optional<bool> NodeGroup::measured_single_copy(CollectiveKind kind, std::size_t bytes) const {
+  const NodeWay way = node_way(kind, bytes, 1, false, shape());
+  const MeasuredCall call = measured_call(kind, bytes, 1, way);
+  if (call.kind < 0) return std::nullopt;
+  return takes_single_copy(call, ops_ + 1);
+}
+
+void NodeGroup::record_way(MeasuredCall call, bool single_copy, std::uint64_t ticks) {
+  const int w = single_copy ? 1 : 0;
+  ++measured_calls_[static_cast<std::size_t>(w)];
+  std::uint8_t& last = measured_last_way_[call.kind][call.size];
+  const auto way = static_cast<std::uint8_t>(w + 1);
+  MeasuredClass& mine = area(rank_).measured[call.kind][call.size];
+  WayFigures figures = figures_of(mine, w);
+  figures = after_call(figures, last == way, ticks, ops_);
+  last = way;
+  mine.ticks[w].store(figures.ticks, std::memory_order_relaxed);
+  mine.calls[w].store(figures.calls, std::memory_order_relaxed);
+  mine.run[w].store(figures.run, std::memory_order_relaxed);
+  mine.last[w].store(figures.last, std::memory_order_relaxed);
+  if (rank_ == 0) steer_ways(call.kind);
+}
+
+void NodeGroup::steer_ways(int kind) {
+  // Reading the other process's figures costs a transfer of its lines:
+  // twice per kNodeSlots operations at most.
+  if (ops_ < measured_next_steer_[kind]) return;
+  measured_next_steer_[kind] = ops_ + kNodeSlots / 2;
+  std::atomic<std::uint64_t>& verdict = header().way_verdicts[kind];
+  const std::uint64_t word = verdict.load(std::memory_order_relaxed);  // only rank 0 writes it
+  if (ops_ < decode(word).from + kNodeSlots) return;  // the last switch is too recent
+  const std::uint8_t now = single_copy_sizes(word, ops_);
+  std::uint8_t wanted = now;
+  for (int s = 0; s < kMeasuredSizes; ++s) {
+    ClassFigures figures;
+    for (int q = 0; q < 2; ++q) {
+      const MeasuredClass& theirs = area(q).measured[kind][s];
+      for (int w = 0; w < 2; ++w) figures[q][w] = figures_of(theirs, w);
+    }
+    const bool single = (now >> s & 1) != 0;
+    if (wants_single_copy(figures, single, decode(word).from, ops_) != single) {
+      wanted = static_cast<std::uint8_t>(wanted ^ (1u << s));
+    }
+  }
+  // Released: a process that reads this word also sees what came before.
+  if (const auto next = switched(word, ops_, wanted, kNodeSlots)) {
+    verdict.store(*next, std::memory_order_release);
+  }
+}
+
+}  // namespace hreduce::detail

@@ -1,0 +1,89 @@
+#include "src/node/way_by_measure.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace hreduce::detail {
+
+int measured_kind(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::allreduce: return 0;
+    case CollectiveKind::reduce: return 1;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::reduce_scatter_block: return 2;
+    case CollectiveKind::scan: return 3;
+    case CollectiveKind::exscan: return 4;
+    default: return -1;
+  }
+}
+
+int measured_size(std::size_t bytes) {
+  constexpr std::size_t kAbove = 8 * 1024;
+  if (bytes <= kAbove || bytes > kAbove << kMeasuredSizes) return -1;
+  return static_cast<int>(std::bit_width((bytes - 1) / kAbove)) - 1;
+}
+
+namespace {
+constexpr int kFromShift = 16;
+}  // namespace
+
+std::uint64_t encode(const WayVerdict& verdict) {
+  return verdict.from << kFromShift | std::uint64_t{verdict.now} << 8 | verdict.before;
+}
+
+WayVerdict decode(std::uint64_t word) {
+  return {word >> kFromShift, static_cast<std::uint8_t>(word >> 8),
+          static_cast<std::uint8_t>(word)};
+}
+
+std::uint8_t single_copy_sizes(std::uint64_t word, std::uint64_t op) {
+  const WayVerdict verdict = decode(word);
+  return op >= verdict.from ? verdict.now : verdict.before;
+}
+
+std::optional<std::uint64_t> switched(std::uint64_t word, std::uint64_t op, std::uint8_t wanted,
+                                      std::uint64_t slots) {
+  const WayVerdict verdict = decode(word);
+  if (op < verdict.from + slots) return std::nullopt;
+  if (wanted == verdict.now) return std::nullopt;
+  return encode({op + 2 * slots, wanted, verdict.now});
+}
+
+bool wants_single_copy(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
+                       std::uint64_t op) {
+  const int now = single_copy_now ? 1 : 0, other = 1 - now;
+  // Not taken this way since the switch, or too few calls in its mean, in
+  // either process: no figure of this way that is its own yet (a class
+  // nobody calls any more stays as it is).
+  for (const auto& process : figures) {
+    if (process[now].last < since || process[now].calls < kMeasuredCalls) return single_copy_now;
+  }
+  const bool other_known = figures[0][other].calls != 0 && figures[1][other].calls != 0;
+  const std::uint64_t other_last = std::min(figures[0][other].last, figures[1][other].last);
+  if (!other_known || op > other_last + kRemeasureOps) return !single_copy_now;
+  // What a call costs the node: the slower process's mean.
+  const std::uint64_t cost = std::max(figures[0][now].mean(), figures[1][now].mean());
+  const std::uint64_t other_cost = std::max(figures[0][other].mean(), figures[1][other].mean());
+  const bool cheaper = single_copy_now ? other_cost * 10 < cost * 9 : other_cost * 4 < cost * 3;
+  return cheaper ? !single_copy_now : single_copy_now;
+}
+
+WayFigures after_call(WayFigures figures, bool same_way_as_before, std::uint64_t ticks,
+                      std::uint64_t op) {
+  if (!same_way_as_before) figures.run = 0;
+  if (figures.run < UINT32_MAX) ++figures.run;
+  figures.last = op;
+  if (figures.run <= kMeasuredSettle) {
+    figures.ticks = 0;
+    figures.calls = 0;
+    return figures;
+  }
+  figures.ticks += ticks;
+  if (++figures.calls >= 2 * kMeasuredWindow) {
+    figures.ticks /= 2;
+    figures.calls /= 2;
+  }
+  return figures;
+}
+
+}  // namespace hreduce::detail

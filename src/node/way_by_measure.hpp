@@ -1,0 +1,132 @@
+// Where both the inline way and the single copy can serve a call of two
+// processes (above 8 KiB up to the inline limit), which one takes it is
+// decided by what each took lately, not by its size alone.
+//
+// Which is faster is not a property of the size. The inline way copies
+// every input through the segment, from one core's cache to the other's;
+// the single copy reads the other's input where it lies, which a loop on
+// unchanged inputs finds in its cache from the call before. On a host
+// whose transfers between cores slow down 4-9x for seconds at a time, the
+// inline reduce of 64 KiB took 3 us or 24 us by the second, the single
+// copy 8.5-9.8 us either way; with inputs rewritten before each call the
+// inline way won throughout (docs/performance.md, "Fresh inputs").
+//
+//   measure   each process times each such call and keeps, per kind, size
+//             class and way, the mean of its latest calls' times (halved
+//             sums, so old calls fade) and how many calls in a row took
+//             that way (its ProcessArea). A mean, not a moving average: a
+//             process that runs ahead pays now and then for many calls at
+//             once, when it has to wait for the slots;
+//   steer     node rank 0 compares the two processes' figures, tries the
+//             other way again where a size class never took it or not
+//             for kRemeasureOps operations, and switches a class to the
+//             single copy where it is cheaper by a quarter, back to the
+//             inline way where that is cheaper by a tenth (the inline way
+//             is the better bet with fresh inputs);
+//   agree     a switch is one word per kind in the segment's header: from
+//             operation `from` on, the classes in `now` take the single
+//             copy, before it those in `before`. Rank 0 writes it only
+//             kNodeSlots or more operations after the previous switch took
+//             effect, and sets `from` 2 * kNodeSlots ahead. No process can
+//             be more than kNodeSlots operations away from another (the
+//             announcement slots), so each reads, for every operation, the
+//             classes the other reads for it: nobody waits for a way the
+//             other did not take.
+//
+// The functions below are the pure parts: the classes, the word, and rank
+// 0's decision for one class.
+#pragma once
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "hreduce/team.hpp"  // CollectiveKind
+
+namespace hreduce::detail {
+
+// The kinds with a measured way, as kNodeRacedKinds orders them
+// (reduce_scatter_block goes as reduce_scatter), and the size classes:
+// above 8 KiB up to 16, 32 and 64 KiB (a reduce's inline limit). Below,
+// the single copy's system calls cost more than the inline way's
+// transfer even in the host's slow seconds.
+inline constexpr int kMeasuredKinds = 5;
+inline constexpr int kMeasuredSizes = 3;
+// A run's first calls still pay for what came before (a process that ran
+// up to kNodeSlots operations ahead is waited for) and, a class's first,
+// for the first touch of every announcement slot's pages: they count in
+// `run`, not in the mean.
+inline constexpr std::uint32_t kMeasuredSettle = 80;
+// Calls in the mean that a way must have in each process before it
+// counts; one running ahead waits once per kNodeSlots / 2 calls.
+inline constexpr std::uint32_t kMeasuredCalls = 64;
+// The calls a mean covers, about: at twice as many its sums are halved.
+inline constexpr std::uint32_t kMeasuredWindow = 512;
+// Operations after which a class tries the way it left again. Trying it
+// costs about 300 calls the slower way: at a 16 KiB reduce's 1.1 us
+// inline and 4.5 us single copy, about 1.5 % of the time every 65536.
+inline constexpr std::uint64_t kRemeasureOps = std::uint64_t{1} << 16;
+
+// The measured kind's index (0 to kMeasuredKinds - 1), or -1 for none.
+int measured_kind(CollectiveKind kind);
+// The size class of a call of `bytes` per process, or -1 outside
+// (8 KiB, 64 KiB].
+int measured_size(std::size_t bytes);
+
+// One kind's word: from operation `from` on, the size classes whose bits
+// are set in `now` take the single copy; before it, those in `before`.
+struct WayVerdict {
+  std::uint64_t from = 0;
+  std::uint8_t now = 0, before = 0;
+  friend bool operator==(const WayVerdict&, const WayVerdict&) = default;
+};
+std::uint64_t encode(const WayVerdict& verdict);
+WayVerdict decode(std::uint64_t word);
+// The classes that take the single copy in operation `op`.
+std::uint8_t single_copy_sizes(std::uint64_t word, std::uint64_t op);
+// Rank 0, after operation `op`: the word that makes the classes in
+// `wanted` take the single copy, or nothing where they already do or the
+// last switch is less than `slots` operations old.
+std::optional<std::uint64_t> switched(std::uint64_t word, std::uint64_t op, std::uint8_t wanted,
+                                      std::uint64_t slots);
+
+// What one process published of one way of one class.
+struct WayFigures {
+  std::uint64_t ticks = 0;  // of its latest calls this way (halved now and then)
+  std::uint32_t calls = 0;  // that `ticks` covers; 0: none yet (or settling)
+  std::uint32_t run = 0;    // calls in a row it took this way
+  std::uint64_t last = 0;   // the operation of its latest call this way
+  std::uint64_t mean() const { return calls == 0 ? 0 : ticks / calls; }
+};
+// One class, as rank 0 sees it: [process][way], way 0 inline, 1 single copy.
+using ClassFigures = WayFigures[2][2];
+// Rank 0's decision for one class now taking the single copy or not, after
+// operation `op`, the class's way having been switched to in operation
+// `since`: whether it should.
+bool wants_single_copy(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
+                       std::uint64_t op);
+
+// A process's figures after one more call of `ticks` that way: the mean
+// restarts with a run.
+WayFigures after_call(WayFigures figures, bool same_way_as_before, std::uint64_t ticks,
+                      std::uint64_t op);
+
+// What a call's time is counted in: the time stamp counter where there is
+// one (cheaper to read than the clock), which every core of a machine counts
+// alike; else nanoseconds.
+inline std::uint64_t measured_ticks() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+#endif
+}
+
+}  // namespace hreduce::detail

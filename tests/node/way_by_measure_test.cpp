@@ -1,0 +1,143 @@
+// The measured ways' pure parts (src/node/way_by_measure.hpp): the size
+// classes, the verdict word and its horizon, one process's figures, and
+// node rank 0's decision for a class, against hand-computed cases.
+#include "src/node/way_by_measure.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <random>
+
+namespace hreduce::detail {
+
+namespace {
+
+constexpr std::uint64_t kSlots = 64;  // as kNodeSlots
+
+// A process's figures after `calls` calls of `ticks` each, the same way,
+// the last in operation `last`.
+WayFigures taken(std::uint32_t calls, std::uint64_t ticks, std::uint64_t last) {
+  WayFigures f;
+  for (std::uint32_t c = 0; c < calls; ++c) f = after_call(f, c > 0, ticks, last - calls + 1 + c);
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("the measured classes: above 8 KiB up to 16, 32 and 64 KiB, by kind") {
+  CHECK(measured_size(4096) == -1);
+  CHECK(measured_size(8192) == -1);
+  CHECK(measured_size(8193) == 0);
+  CHECK(measured_size(16384) == 0);
+  CHECK(measured_size(16385) == 1);
+  CHECK(measured_size(32768) == 1);
+  CHECK(measured_size(32769) == 2);
+  CHECK(measured_size(65536) == 2);
+  CHECK(measured_size(65537) == -1);
+  CHECK(measured_kind(CollectiveKind::allreduce) == 0);
+  CHECK(measured_kind(CollectiveKind::reduce) == 1);
+  CHECK(measured_kind(CollectiveKind::reduce_scatter) == 2);
+  CHECK(measured_kind(CollectiveKind::reduce_scatter_block) == 2);
+  CHECK(measured_kind(CollectiveKind::scan) == 3);
+  CHECK(measured_kind(CollectiveKind::exscan) == 4);
+  CHECK(measured_kind(CollectiveKind::barrier) == -1);
+}
+
+TEST_CASE("a verdict word says which classes take the single copy before and from its operation") {
+  const WayVerdict v{1000, 0b101, 0b010};
+  CHECK(decode(encode(v)) == v);
+  CHECK(single_copy_sizes(encode(v), 999) == 0b010);
+  CHECK(single_copy_sizes(encode(v), 1000) == 0b101);
+  CHECK(single_copy_sizes(0, 1) == 0);  // a new segment: every class inline
+}
+
+TEST_CASE("a switch waits for the last one, and takes effect two rounds of slots ahead") {
+  const std::uint64_t word = encode({1000, 0b001, 0});
+  CHECK_FALSE(switched(word, 1000 + kSlots - 1, 0b011, kSlots));  // the last one is too recent
+  CHECK_FALSE(switched(word, 1000 + kSlots, 0b001, kSlots));      // nothing to change
+  const auto next = switched(word, 1000 + kSlots, 0b011, kSlots);
+  REQUIRE(next);
+  CHECK(decode(*next) == WayVerdict{1000 + 3 * kSlots, 0b011, 0b001});
+}
+
+TEST_CASE("every operation another process may decide reads the same classes in both words") {
+  // Another process is at most kSlots operations ahead of or behind rank 0
+  // when it writes: whichever of the two words it reads, it must decide
+  // each of those operations as rank 0 does.
+  std::mt19937_64 random(7);
+  std::uint64_t word = 0;
+  int switches = 0;
+  for (std::uint64_t op = 1; op < 20000; op += 1 + random() % 40) {
+    const auto wanted = static_cast<std::uint8_t>(random() % 8);
+    const auto next = switched(word, op, wanted, kSlots);
+    if (!next) continue;
+    ++switches;
+    for (std::uint64_t other = op - kSlots; other <= op + kSlots; ++other) {
+      INFO("switch at " << op << ", operation " << other);
+      REQUIRE(single_copy_sizes(word, other) == single_copy_sizes(*next, other));
+    }
+    CHECK(single_copy_sizes(*next, op + 2 * kSlots) == wanted);
+    word = *next;
+  }
+  CHECK(switches > 50);
+}
+
+TEST_CASE("a process's figures: a run's first calls settle, then a mean that old calls leave") {
+  WayFigures f = taken(kMeasuredSettle, 500, 100);
+  CHECK(f.run == kMeasuredSettle);
+  CHECK(f.calls == 0);  // still settling
+  CHECK(f.mean() == 0);
+  f = after_call(f, true, 100, 101);
+  CHECK(f.mean() == 100);
+  CHECK(f.last == 101);
+  for (int c = 0; c < 3000; ++c) f = after_call(f, true, c < 1500 ? 100 : 300, 102 + c);
+  CHECK(f.calls < 2 * kMeasuredWindow);
+  CHECK(f.mean() > 250);  // the latest calls weigh most
+  // Another way in between: the run starts again, settling.
+  f = after_call(f, false, 50, 9000);
+  CHECK(f.run == 1);
+  CHECK(f.calls == 0);
+}
+
+TEST_CASE("rank 0 keeps a class's way until both processes took it long enough since the switch") {
+  const std::uint64_t op = 50000, since = 40000;
+  ClassFigures figures;
+  constexpr std::uint32_t kEnough = kMeasuredSettle + kMeasuredCalls;
+  figures[0][1] = figures[1][1] = taken(kEnough + 10, 900, 39000);  // single copy, earlier
+  figures[0][0] = taken(kEnough - 1, 2000, op);                     // too few inline calls
+  figures[1][0] = taken(kEnough + 10, 2000, op);
+  CHECK_FALSE(wants_single_copy(figures, false, since, op));
+  figures[0][0] = taken(kEnough + 10, 2000, since - 1);  // none since the switch
+  CHECK_FALSE(wants_single_copy(figures, false, since, op));
+  figures[0][0] = taken(kEnough, 2000, op);
+  CHECK(wants_single_copy(figures, false, since, op));  // now: the single copy is cheaper
+}
+
+TEST_CASE("rank 0 tries a way never taken or long left, and switches where the other pays") {
+  const std::uint64_t op = 200000, since = 190000;
+  constexpr std::uint32_t kEnough = kMeasuredSettle + kMeasuredCalls;
+  auto both = [](ClassFigures& f, int way, WayFigures w) { f[0][way] = f[1][way] = w; };
+  ClassFigures figures;
+  both(figures, 0, taken(kEnough, 1000, op));
+  // Never took the single copy: try it.
+  CHECK(wants_single_copy(figures, false, since, op));
+  // Took it lately, 20 % cheaper: the inline way stays (a quarter is asked).
+  both(figures, 1, taken(kEnough, 800, op - 1000));
+  CHECK_FALSE(wants_single_copy(figures, false, since, op));
+  // 30 % cheaper: switch.
+  both(figures, 1, taken(kEnough, 700, op - 1000));
+  CHECK(wants_single_copy(figures, false, since, op));
+  // Not taken for kRemeasureOps operations: try it again, whatever it cost.
+  both(figures, 1, taken(kEnough, 5000, op - kRemeasureOps - 1));
+  CHECK(wants_single_copy(figures, false, since, op));
+  // On the single copy, back to the inline way where that is 10 % cheaper.
+  both(figures, 1, taken(kEnough, 1000, op));
+  both(figures, 0, taken(kEnough, 950, op - 1000));
+  CHECK(wants_single_copy(figures, true, since, op));
+  both(figures, 0, taken(kEnough, 850, op - 1000));
+  CHECK_FALSE(wants_single_copy(figures, true, since, op));
+  // The slower process's mean is what a way costs.
+  figures[1][0] = taken(kEnough, 1500, op - 1000);
+  CHECK(wants_single_copy(figures, true, since, op));
+}
+
+}  // namespace hreduce::detail
