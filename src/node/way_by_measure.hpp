@@ -52,9 +52,9 @@ namespace hreduce::detail {
 
 // The kinds with a measured way, as kNodeRacedKinds orders them
 // (reduce_scatter_block goes as reduce_scatter), and the size classes:
-// above 8 KiB up to 16, 32 and 64 KiB (a reduce's inline limit). Below,
-// the single copy's system calls cost more than the inline way's
-// transfer even in the host's slow seconds.
+// above 8 KiB up to 16, 32 and 64 KiB (a reduce's inline limit). At 4 KiB
+// the inline way stayed ahead of Open MPI in every round measured, in the
+// host's slow seconds too (docs/performance.md), so nothing is tried there.
 inline constexpr int kMeasuredKinds = 5;
 inline constexpr int kMeasuredSizes = 3;
 // A run's first calls still pay for what came before (a process that ran
