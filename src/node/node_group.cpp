@@ -233,7 +233,6 @@ void NodeGroup::restart() {
       }
     }
   }
-  std::fill_n(&measured_last_way_[0][0], kMeasuredKinds * kMeasuredSizes, std::uint8_t{0});
   std::fill(std::begin(measured_next_steer_), std::end(measured_next_steer_), 0);
   if (rank_ == 0) {
     Header& h = header();

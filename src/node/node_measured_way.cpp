@@ -50,12 +50,12 @@ std::optional<bool> NodeGroup::measured_single_copy(CollectiveKind kind, std::si
 void NodeGroup::record_way(MeasuredCall call, bool single_copy, std::uint64_t ticks) {
   const int w = single_copy ? 1 : 0;
   ++measured_calls_[static_cast<std::size_t>(w)];
-  std::uint8_t& last = measured_last_way_[call.kind][call.size];
-  const auto way = static_cast<std::uint8_t>(w + 1);
   MeasuredClass& mine = area(rank_).measured[call.kind][call.size];
   WayFigures figures = figures_of(mine, w);
-  figures = after_call(figures, last == way, ticks, ops_);
-  last = way;
+  // This way was the class's latest if its latest call is later than the
+  // other way's.
+  const bool same_way = figures.last > mine.last[1 - w].load(std::memory_order_relaxed);
+  figures = after_call(figures, same_way, ticks, ops_);
   mine.ticks[w].store(figures.ticks, std::memory_order_relaxed);
   mine.calls[w].store(figures.calls, std::memory_order_relaxed);
   mine.run[w].store(figures.run, std::memory_order_relaxed);
@@ -70,7 +70,8 @@ void NodeGroup::steer_ways(int kind) {
   measured_next_steer_[kind] = ops_ + kNodeSlots / 2;
   std::atomic<std::uint64_t>& verdict = header().way_verdicts[kind];
   const std::uint64_t word = verdict.load(std::memory_order_relaxed);  // only rank 0 writes it
-  if (ops_ < decode(word).from + kNodeSlots) return;  // the last switch is too recent
+  const std::uint64_t since = decode(word).from;
+  if (ops_ < since + kNodeSlots) return;  // the last switch is too recent
   const std::uint8_t now = single_copy_sizes(word, ops_);
   std::uint8_t wanted = now;
   for (int s = 0; s < kMeasuredSizes; ++s) {
@@ -80,7 +81,7 @@ void NodeGroup::steer_ways(int kind) {
       for (int w = 0; w < 2; ++w) figures[q][w] = figures_of(theirs, w);
     }
     const bool single = (now >> s & 1) != 0;
-    if (wants_single_copy(figures, single, decode(word).from, ops_) != single) {
+    if (wants_single_copy(figures, single, since, ops_) != single) {
       wanted = static_cast<std::uint8_t>(wanted ^ (1u << s));
     }
   }
