@@ -63,7 +63,7 @@ struct RaceTimes {
 bool single_copy_won(const RaceTimes& summed);
 
 // The largest input that travels inside the announcement, for `processes`
-// processes on the node (node_group.hpp's kNodeInline* constants).
+// processes on the node (node_limits.hpp's kNodeInline* constants).
 std::size_t node_inline_bytes(int processes, CollectiveKind kind);
 
 NodeWay node_way(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, bool may_throw,
