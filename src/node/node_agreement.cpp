@@ -58,7 +58,8 @@ constexpr std::size_t kNodeLinePayload = 64;
 template <int kWrite>
 void NodeGroup::prefetch_slot(const Slot& slot, std::size_t payload_bytes) {
   __builtin_prefetch(&slot, kWrite);
-  if (payload_bytes > sizeof slot.short_payload) {
+  // A longer payload lies apart, and costs more than its first lines' trip.
+  if (payload_bytes > sizeof slot.short_payload && payload_bytes <= sizeof slot.payload) {
     for (std::size_t line = 0; line < payload_bytes; line += 64) {
       __builtin_prefetch(slot.payload + line, kWrite);
     }
@@ -125,7 +126,7 @@ void NodeGroup::write_announcement(Slot& mine, const NodeCallInfo& info, const A
   if (a.places != nullptr && !(mine.places == *a.places)) mine.places = *a.places;
   if (a.addresses != nullptr && !(mine.addresses == *a.addresses)) mine.addresses = *a.addresses;
   if (a.payload_bytes > 0)
-    copy_bytes(mine.payload_for(a.payload_bytes), a.payload, a.payload_bytes);
+    copy_bytes(payload_at(rank_, s, a.payload_bytes), a.payload, a.payload_bytes);
 }
 
 void NodeGroup::wait_for_announcements(std::uint64_t op, int s, int upto) {

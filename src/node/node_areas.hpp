@@ -84,14 +84,8 @@ struct NodeGroup::Slot {
   char type_name[64] = {};
   char op_name[64] = {};
   char failure[512] = {};
-  alignas(64) std::byte payload[std::max(kNodeInline, kNodeInlineReduce)];
-
-  const std::byte* payload_data() const {
-    return payload_bytes <= sizeof short_payload ? short_payload : payload;
-  }
-  std::byte* payload_for(std::size_t bytes) {
-    return bytes <= sizeof short_payload ? short_payload : payload;
-  }
+  // Up to kNodeInline bytes; a longer one lies apart (payload_at).
+  alignas(64) std::byte payload[kNodeInline];
 };
 
 // One process's WayFigures (way_by_measure.hpp) of one kind's size class,
@@ -167,6 +161,21 @@ struct NodeGroup::Layout {
     const std::size_t end = kHeader + P * sizeof(ProcessArea);
     return (end + 4095) / 4096 * 4096;
   }
+  // After the stages and the results: per process, a place per slot for
+  // inputs longer than kNodeInline, where a call may carry them (a reduce
+  // on two processes); none elsewhere.
+  static std::size_t long_payload_bytes(int P) {
+    const std::size_t longest = node_inline_bytes(P, CollectiveKind::reduce);
+    return longest > kNodeInline ? longest : 0;
+  }
+  static std::size_t long_payloads(int P, int buffers, std::size_t chunk) {
+    return stages(P) +
+           (static_cast<std::size_t>(P) + 1) * static_cast<std::size_t>(buffers) * chunk;
+  }
+  static std::size_t end(int P, int buffers, std::size_t chunk) {
+    return long_payloads(P, buffers, chunk) +
+           static_cast<std::size_t>(P) * kNodeSlots * long_payload_bytes(P);
+  }
 };
 
 // The segment's places, inline in every part: the parts poll and publish
@@ -192,6 +201,21 @@ inline std::byte* NodeGroup::stage(int rank, int buffer) const {
 }
 
 inline std::byte* NodeGroup::result(int buffer) const { return stage(size_, 0) + buffer * chunk_; }
+
+inline std::byte* NodeGroup::payload_at(int rank, int s, std::size_t bytes) const {
+  Slot& slot = area(rank).slot[s];
+  if (bytes <= sizeof slot.short_payload) return slot.short_payload;
+  if (bytes <= sizeof slot.payload) return slot.payload;
+  const std::size_t place =
+      static_cast<std::size_t>(rank) * kNodeSlots + static_cast<std::size_t>(s);
+  return static_cast<std::byte*>(segment_.data()) +
+         Layout::long_payloads(size_, static_cast<int>(buffers_), chunk_) +
+         place * Layout::long_payload_bytes(size_);
+}
+
+inline const std::byte* NodeGroup::payload_of(int rank, int s) const {
+  return payload_at(rank, s, area(rank).slot[s].payload_bytes);
+}
 
 inline void NodeGroup::publish(std::atomic<std::uint64_t>& word, std::uint64_t value) const {
   shared_publish(word, value, header().sleepers, light_publish_);

@@ -42,9 +42,7 @@ int NodeGroup::buffers(int processes, std::size_t chunk_bytes) {
 }
 
 std::size_t NodeGroup::segment_bytes(int processes, std::size_t chunk_bytes) {
-  return Layout::stages(processes) + (static_cast<std::size_t>(processes) + 1) *
-                                         static_cast<std::size_t>(buffers(processes, chunk_bytes)) *
-                                         round_chunk(chunk_bytes);
+  return Layout::end(processes, buffers(processes, chunk_bytes), round_chunk(chunk_bytes));
 }
 
 NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_process,

@@ -242,6 +242,10 @@ class NodeGroup {
   std::byte* result(int buffer) const;
   // Slot of the running operation in `rank`'s area.
   Slot& slot(int rank) const;
+  // Where `rank`'s input of `bytes` in slot `s` lies, and where the one
+  // announced there does.
+  std::byte* payload_at(int rank, int s, std::size_t bytes) const;
+  const std::byte* payload_of(int rank, int s) const;
 
   // Waiting and breaking (node_group.cpp). check_broken throws when some
   // process marked the node broken (leaving this process's words at their

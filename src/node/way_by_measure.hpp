@@ -52,11 +52,12 @@ namespace hreduce::detail {
 
 // The kinds with a measured way, as kNodeRacedKinds orders them
 // (reduce_scatter_block goes as reduce_scatter), and the size classes:
-// above 8 KiB up to 16, 32 and 64 KiB (a reduce's inline limit). At 4 KiB
+// above 8 KiB up to 16, 32, 64 and 128 KiB (a reduce's inline limit; the
+// others' is 16 KiB). At 4 KiB
 // the inline way stayed ahead of Open MPI in every round measured, in the
 // host's slow seconds too (docs/performance.md), so nothing is tried there.
 inline constexpr int kMeasuredKinds = 5;
-inline constexpr int kMeasuredSizes = 3;
+inline constexpr int kMeasuredSizes = 4;
 // A run's first calls still pay for what came before (a process that ran
 // up to kNodeSlots operations ahead is waited for) and, a class's first,
 // for the first touch of every announcement slot's pages: they count in
@@ -75,7 +76,7 @@ inline constexpr std::uint64_t kRemeasureOps = std::uint64_t{1} << 16;
 // The measured kind's index (0 to kMeasuredKinds - 1), or -1 for none.
 int measured_kind(CollectiveKind kind);
 // The size class of a call of `bytes` per process, or -1 outside
-// (8 KiB, 64 KiB].
+// (8 KiB, 128 KiB].
 int measured_size(std::size_t bytes);
 
 // One kind's word: from operation `from` on, the size classes whose bits

@@ -253,10 +253,11 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
   // stays out of the announcement, unless the fold would overwrite it
   // before reading it (in place on node rank 2 and up). 300 elements go
   // through the chunks from 5 processes, where the flag changes nothing;
-  // 4000 (62.5 KiB) inline only in a reduce on two processes.
+  // 4000 (62.5 KiB) and 8000 (125 KiB, past the announcement's own
+  // payload) inline only in a reduce on two processes.
   const int P = GENERATE(1, 2, 3, 5);
-  const std::size_t n =
-      GENERATE(std::size_t{1}, std::size_t{7}, std::size_t{300}, std::size_t{4000});
+  const std::size_t n = GENERATE(std::size_t{1}, std::size_t{7}, std::size_t{300},
+                                 std::size_t{4000}, std::size_t{8000});
   const bool in_place = GENERATE(false, true);
   const int receiver = GENERATE_COPY(0, P / 2, P - 1);
   const bool inclusive = GENERATE(false, true);
@@ -264,7 +265,7 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
          << (inclusive ? ", scan" : ", exscan"));
   const ErasedOp op = non_throwing_affine();
   auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
-    if (g.inline_bytes(CollectiveKind::reduce) != (P == 2 ? 64 * 1024 : g.inline_bytes())) {
+    if (g.inline_bytes(CollectiveKind::reduce) != (P == 2 ? kNodeInlineReduce : g.inline_bytes())) {
       return "inline_bytes(reduce) is wrong";
     }
     std::vector<Affine> in(n), out(n);
@@ -459,9 +460,12 @@ TEST_CASE("the single copy's cut moves work to the process that is faster, alike
   // the cut moves. A reduce to either root and a scan (whose process 0
   // also copies its input to its prefix).
   constexpr std::size_t kLong = 256 * 1024;
-  constexpr std::size_t n = 4160;  // 65 KiB of Affine: past inline, the fold shared
   const int slow = GENERATE(0, 1);
   const CollectiveKind kind = GENERATE(CollectiveKind::reduce, CollectiveKind::scan);
+  // Past the kind's inline limit (65 KiB of Affine for a scan, a reduce's
+  // 128 KiB and a KiB), the fold shared.
+  const std::size_t n =
+      kind == CollectiveKind::scan ? 4160 : kNodeInlineReduce / sizeof(Affine) + 64;
   const int root = kind == CollectiveKind::reduce ? GENERATE(0, 1) : 0;
   const int receiver = kind == CollectiveKind::scan ? 1 : root;
   const bool other_copies = kind == CollectiveKind::scan;

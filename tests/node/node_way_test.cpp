@@ -10,7 +10,7 @@ namespace hreduce::detail {
 TEST_CASE("inputs travel inline up to 16 KiB over the other processes") {
   CHECK(node_inline_bytes(1, CollectiveKind::allreduce) == 16384);
   CHECK(node_inline_bytes(2, CollectiveKind::allreduce) == 16384);
-  CHECK(node_inline_bytes(2, CollectiveKind::reduce) == 65536);  // the receiver folds in place
+  CHECK(node_inline_bytes(2, CollectiveKind::reduce) == 131072);  // the receiver folds in place
   CHECK(node_inline_bytes(3, CollectiveKind::scan) == 8192);
   CHECK(node_inline_bytes(3, CollectiveKind::reduce) == 8192);
   CHECK(node_inline_bytes(4, CollectiveKind::exscan) == 5440);  // 16384 / 3 on whole lines
@@ -22,8 +22,8 @@ TEST_CASE("the single copy: two processes, past the inline size, from 16 KiB") {
   const NodeShape two{2, 256 << 10, true};
   CHECK(node_way(CollectiveKind::allreduce, 16384, 8, false, two) == NodeWay::inline_announcement);
   CHECK(node_way(CollectiveKind::allreduce, 16392, 8, false, two) == NodeWay::single_copy);
-  CHECK(node_way(CollectiveKind::reduce, 65536, 8, false, two) == NodeWay::inline_announcement);
-  CHECK(node_way(CollectiveKind::reduce, 65544, 8, false, two) == NodeWay::single_copy);
+  CHECK(node_way(CollectiveKind::reduce, 131072, 8, false, two) == NodeWay::inline_announcement);
+  CHECK(node_way(CollectiveKind::reduce, 131080, 8, false, two) == NodeWay::single_copy);
   // Refused by the kernel or switched off; three processes; a huge element.
   CHECK(node_way(CollectiveKind::allreduce, 1 << 20, 8, false, {2, 256 << 10, false}) ==
         NodeWay::chunks);

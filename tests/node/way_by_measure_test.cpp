@@ -23,7 +23,7 @@ WayFigures taken(std::uint32_t calls, std::uint64_t ticks, std::uint64_t last) {
 
 }  // namespace
 
-TEST_CASE("the measured classes: above 8 KiB up to 16, 32 and 64 KiB, by kind") {
+TEST_CASE("the measured classes: above 8 KiB up to 16, 32, 64 and 128 KiB, by kind") {
   CHECK(measured_size(4096) == -1);
   CHECK(measured_size(8192) == -1);
   CHECK(measured_size(8193) == 0);
@@ -32,7 +32,9 @@ TEST_CASE("the measured classes: above 8 KiB up to 16, 32 and 64 KiB, by kind") 
   CHECK(measured_size(32768) == 1);
   CHECK(measured_size(32769) == 2);
   CHECK(measured_size(65536) == 2);
-  CHECK(measured_size(65537) == -1);
+  CHECK(measured_size(65537) == 3);
+  CHECK(measured_size(131072) == 3);
+  CHECK(measured_size(131073) == -1);
   CHECK(measured_kind(CollectiveKind::allreduce) == 0);
   CHECK(measured_kind(CollectiveKind::reduce) == 1);
   CHECK(measured_kind(CollectiveKind::reduce_scatter) == 2);
