@@ -290,14 +290,15 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes,
          << node_->segment_size() << " bytes (chunks of " << node_->chunk_bytes()
          << " bytes, inputs up to " << node_->inline_bytes() << " bytes inline";
     if (node_->inline_bytes(CollectiveKind::reduce) != node_->inline_bytes()) {
-      text << ", a reduce's up to " << node_->inline_bytes(CollectiveKind::reduce);
+      text << ", a reduce's, scan's and exscan's up to "
+           << node_->inline_bytes(CollectiveKind::reduce);
     }
     text << "), process k of the node "
          << "folding slice k of every chunk in rank order";
     if (node_->single_copy()) {
       text << "; with 2 processes on the node, calls from "
            << std::max(kNodeSingleCopyBytes, node_->inline_bytes() + 1)
-           << " bytes per process (a reduce's from "
+           << " bytes per process (a reduce's, scan's and exscan's from "
            << std::max(kNodeSingleCopyBytes, node_->inline_bytes(CollectiveKind::reduce) + 1)
            << ") read and write the other process's memory in one copy "
               "(process_vm_readv/writev) instead (a reduce or scan from "

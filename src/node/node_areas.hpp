@@ -162,8 +162,8 @@ struct NodeGroup::Layout {
     return (end + 4095) / 4096 * 4096;
   }
   // After the stages and the results: per process, a place per slot for
-  // inputs longer than kNodeInline, where a call may carry them (a reduce
-  // on two processes); none elsewhere.
+  // inputs longer than kNodeInline, where a call may carry them (one
+  // receiver on two processes); none elsewhere.
   static std::size_t long_payload_bytes(int P) {
     const std::size_t longest = node_inline_bytes(P, CollectiveKind::reduce);
     return longest > kNodeInline ? longest : 0;

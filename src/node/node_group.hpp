@@ -148,12 +148,10 @@ class NodeGroup {
   bool last() const { return rank_ == size_ - 1; }
   std::size_t segment_size() const { return segment_.size(); }
   std::size_t chunk_bytes() const { return chunk_; }
-  // Inputs of at most this many bytes travel in the announcement;
-  // for a reduce, inline_bytes(CollectiveKind::reduce).
+  // Inputs of at most this many bytes travel in the announcement; where
+  // one process receives (one_receiver()), inline_bytes(kind).
   std::size_t inline_bytes() const { return inline_bytes_; }
-  std::size_t inline_bytes(CollectiveKind kind) const {
-    return kind == CollectiveKind::reduce ? inline_reduce_bytes_ : inline_bytes_;
-  }
+  std::size_t inline_bytes(CollectiveKind kind) const { return node_inline_bytes(size_, kind); }
   int buffer_count() const { return static_cast<int>(buffers_); }
 
   // No process has marked the node broken (yet).
@@ -409,7 +407,7 @@ class NodeGroup {
   SharedSegment segment_;
   int rank_, size_, first_process_;
   std::size_t chunk_;
-  std::size_t inline_bytes_, inline_reduce_bytes_;
+  std::size_t inline_bytes_;
   std::uint64_t buffers_;
   std::chrono::milliseconds timeout_;
   int spins_;

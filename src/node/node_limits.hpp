@@ -14,17 +14,19 @@ namespace hreduce::detail {
 inline constexpr std::size_t kNodeInline = 16 * 1024;
 inline constexpr std::size_t kNodeInlineFloor = 512;
 inline constexpr std::size_t kNodeInlineBudget = 16 * 1024;
-// A reduce on two processes goes inline up to this many bytes: its
-// receiver folds the other's input straight from the announcement, and the
-// other runs ahead, so that one copies while the other folds. Inputs longer
-// than kNodeInline lie in a place of their own per slot (NodeGroup::
-// payload_at), which only a segment of two processes has. Above 8 KiB the
-// inline way and the single copy go by measure (way_by_measure.hpp). Back
-// to back, a 128 KiB reduce took 6.2-7.4 us inline in the host's quick
-// seconds, 11.6-13.9 by the single copy; at 256 KiB the inline way was no
-// steady gain there, and a lone call, which overlaps nothing, took 26-34 us
-// against the single copy's 22-26 (docs/performance.md).
-inline constexpr std::size_t kNodeInlineReduce = 128 * 1024;
+// A reduce, scan or exscan on two processes (one_receiver()) goes inline up
+// to this many bytes: the receiver folds or copies the other's input
+// straight from the announcement, and the other runs ahead, so that one
+// copies while the other folds. Inputs longer than kNodeInline lie in a
+// place of their own per slot (NodeGroup::payload_at), which only a
+// segment of two processes has. Above 8 KiB the inline way and the single
+// copy go by measure (way_by_measure.hpp). Back to back, a 128 KiB reduce
+// took 6.2-7.4 us inline in the host's quick seconds, 11.6-13.9 by the
+// single copy, an exscan of 64 KiB 1.7-3.2 against 4.2-6.2; at 256 KiB the
+// inline way was no steady gain there, and a lone call, which overlaps
+// nothing, took 26-34 us against the single copy's 22-26
+// (docs/performance.md).
+inline constexpr std::size_t kNodeInlineOneReceiver = 128 * 1024;
 // Announcement slots per process: how far a process may run ahead. A
 // process that used up its room waits until the receiver has worked
 // through every queued call, so a deep queue drains less often: with 16,

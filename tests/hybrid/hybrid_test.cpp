@@ -67,7 +67,7 @@ TEST_CASE("across_processes says what each call moves between processes", "[hybr
   if (!single) CHECK_FALSE(copies);
   const std::string beyond_inline = copies ? "single copy" : "chunks";
   const Team& two = pair.team(0);
-  // Two processes: 16 KiB inline (a reduce's 128 KiB), then one copy; above
+  // Two processes: 16 KiB inline (a reduce's, scan's or exscan's 128 KiB), then one copy; above
   // 8 KiB, where both serve, by measure (inline until tried otherwise).
   const std::string measured = copies ? "inline (measured)" : "inline";
   CHECK(two.across_processes(Collective::allreduce, 8) == "inline");
@@ -78,6 +78,8 @@ TEST_CASE("across_processes says what each call moves between processes", "[hybr
   CHECK(two.across_processes(Collective::exscan, 1 << 20) == beyond_inline);
   CHECK(two.across_processes(Collective::reduce, 131072) == measured);
   CHECK(two.across_processes(Collective::reduce, 131080) == beyond_inline);
+  CHECK(two.across_processes(Collective::exscan, 131072) == measured);
+  CHECK(two.across_processes(Collective::scan, 131080) == beyond_inline);
   // Three processes: 16 KiB over the two others, 8 KiB; no single copy.
   CHECK(three.team(2).across_processes(Collective::scan, 8192) == "inline");
   CHECK(three.team(2).across_processes(Collective::scan, 8256) == "chunks");

@@ -265,7 +265,8 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
          << (inclusive ? ", scan" : ", exscan"));
   const ErasedOp op = non_throwing_affine();
   auto said = on_node(P, [&](NodeGroup& g, int rank) -> std::string {
-    if (g.inline_bytes(CollectiveKind::reduce) != (P == 2 ? kNodeInlineReduce : g.inline_bytes())) {
+    if (g.inline_bytes(CollectiveKind::reduce) !=
+        (P == 2 ? kNodeInlineOneReceiver : g.inline_bytes())) {
       return "inline_bytes(reduce) is wrong";
     }
     std::vector<Affine> in(n), out(n);
@@ -308,12 +309,13 @@ TEST_CASE("an input that only its own process reads is folded in place, in node 
 
 TEST_CASE("the single-copy path gives what the chunks give, in node rank order",
           "[node][conformance]") {
-  // Two processes reach each other's memory in one copy above 16 KiB, the
-  // inline limit (these "processes" are threads of one, which
-  // process_vm_readv/writev reach as well): around that limit, around
-  // 48 KiB (where a single receiver starts to share the fold), around one
-  // chunk (256 KiB, the pieces the copies go in), with an odd length, with
-  // three processes (never) and with it off.
+  // Two processes reach each other's memory in one copy above the inline
+  // limit, 16 KiB (128 KiB for a reduce, scan or exscan, which below it
+  // take the single copy only by measure, tested below) (these "processes"
+  // are threads of one, which process_vm_readv/writev reach as well):
+  // around that limit, around 48 KiB (where a single receiver starts to
+  // share the fold), around one chunk (256 KiB, the pieces the copies go
+  // in), with an odd length, with three processes (never) and with it off.
   constexpr std::size_t kLong = 256 * 1024;
   const bool single = GENERATE(true, false);
   const int P = GENERATE(2, 3);
@@ -462,10 +464,8 @@ TEST_CASE("the single copy's cut moves work to the process that is faster, alike
   constexpr std::size_t kLong = 256 * 1024;
   const int slow = GENERATE(0, 1);
   const CollectiveKind kind = GENERATE(CollectiveKind::reduce, CollectiveKind::scan);
-  // Past the kind's inline limit (65 KiB of Affine for a scan, a reduce's
-  // 128 KiB and a KiB), the fold shared.
-  const std::size_t n =
-      kind == CollectiveKind::scan ? 4160 : kNodeInlineReduce / sizeof(Affine) + 64;
+  // Past the inline limit (128 KiB and a KiB), the fold shared.
+  constexpr std::size_t n = kNodeInlineOneReceiver / sizeof(Affine) + 64;
   const int root = kind == CollectiveKind::reduce ? GENERATE(0, 1) : 0;
   const int receiver = kind == CollectiveKind::scan ? 1 : root;
   const bool other_copies = kind == CollectiveKind::scan;

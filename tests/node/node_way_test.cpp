@@ -10,7 +10,11 @@ namespace hreduce::detail {
 TEST_CASE("inputs travel inline up to 16 KiB over the other processes") {
   CHECK(node_inline_bytes(1, CollectiveKind::allreduce) == 16384);
   CHECK(node_inline_bytes(2, CollectiveKind::allreduce) == 16384);
-  CHECK(node_inline_bytes(2, CollectiveKind::reduce) == 131072);  // the receiver folds in place
+  // One process receives: it folds or copies from the announcement.
+  CHECK(node_inline_bytes(2, CollectiveKind::reduce) == 131072);
+  CHECK(node_inline_bytes(2, CollectiveKind::scan) == 131072);
+  CHECK(node_inline_bytes(2, CollectiveKind::exscan) == 131072);
+  CHECK(node_inline_bytes(2, CollectiveKind::reduce_scatter) == 16384);
   CHECK(node_inline_bytes(3, CollectiveKind::scan) == 8192);
   CHECK(node_inline_bytes(3, CollectiveKind::reduce) == 8192);
   CHECK(node_inline_bytes(4, CollectiveKind::exscan) == 5440);  // 16384 / 3 on whole lines
