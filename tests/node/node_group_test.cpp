@@ -1060,6 +1060,62 @@ TEST_CASE("scans, exscans and reduces in any mix give every process its prefix",
   CHECK(my_segments().empty());
 }
 
+TEST_CASE("inputs past the announcement's own payload travel inline, run ahead or not",
+          "[node][run_ahead]") {
+  // Two processes: a reduce, scan or exscan of more than 16 KiB goes inline
+  // (up to 128 KiB), its input in a place of its own per slot. First 70
+  // such reduces to process 0; then, process 1 held back, 70 one-element
+  // scans that process 0 runs ahead in, while process 1's slots still hold
+  // the long reduces (an experimental build that copied long inputs after
+  // the announcement waited there for one of them). Then long calls of
+  // every kind and both roots, at lengths around 16 KiB pieces and the
+  // limit, each result against the sequential fold.
+  const std::vector<std::size_t> lengths = {1025, 2048, 3001, 8191, 8192};
+  auto said = on_node(
+      2,
+      [&](NodeGroup& g, int rank) -> std::string {
+        const ErasedOp op = non_throwing_affine();
+        auto call = [&](CollectiveKind kind, std::size_t n, int root) -> std::string {
+          std::vector<Affine> in(n), out(n, Affine{0, 0});
+          for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i);
+          NodeReduction r = reduction_of(kind, in.data(), out.data(), n, op, rank, root);
+          r.may_run_ahead = true;
+          if (std::string failure = g.reduce(info(kind, n, 21 + root), r).text; !failure.empty()) {
+            return failure;
+          }
+          const int upto = received_upto(kind, rank, root, 2);
+          for (std::size_t i = 0; i < n && upto >= 0; ++i) {
+            if (!(out[i] == affine_fold(upto, i))) {
+              return std::string(to_string(kind)) + " of " + std::to_string(n) + ", element " +
+                     std::to_string(i);
+            }
+          }
+          return {};
+        };
+        for (int k = 0; k < 70; ++k) {
+          if (std::string failure = call(CollectiveKind::reduce, 2048, 0); !failure.empty()) {
+            return failure;
+          }
+        }
+        if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        for (int k = 0; k < 70; ++k) {
+          if (std::string failure = call(CollectiveKind::scan, 1, 0); !failure.empty()) {
+            return failure;
+          }
+        }
+        const CollectiveKind kinds[] = {CollectiveKind::reduce, CollectiveKind::scan,
+                                        CollectiveKind::exscan};
+        for (int k = 0; k < 150; ++k) {
+          const std::string failure = call(kinds[k % 3], lengths[k % lengths.size()], k / 3 % 2);
+          if (!failure.empty()) return failure;
+        }
+        return {};
+      },
+      std::chrono::seconds(10));
+  for (int k = 0; k < 2; ++k) CHECK(said[k] == "");
+  CHECK(my_segments().empty());
+}
+
 TEST_CASE("a scan that fails in its first process fails alike everywhere, the node usable",
           "[node][run_ahead][negative]") {
   // The processes after it would leave once the earlier ones announced,
