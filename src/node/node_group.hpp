@@ -9,9 +9,12 @@
 //
 // One node operation, P processes, the segment laid out as
 //
-//   header │ process 0 │ … │ process P-1 │ stage[P][B][C] │ result[B][C]
+//   header │ process 0 │ … │ process P-1 │ stage[P][B][C] │ result[B][C] │ long[P][kNodeSlots]
 //            kNodeSlots announcement slots, the progress words staged, folded,
 //            drained (each on its own 128-byte line), the fold's failure
+//
+// (`long`: per slot, a place for an input past the announcement's own 16
+// KiB, up to 128 KiB; only a segment of two processes has it)
 //
 // and its steps, each in a part of its own:
 //

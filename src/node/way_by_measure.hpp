@@ -53,9 +53,9 @@ namespace hreduce::detail {
 // The kinds with a measured way, as kNodeRacedKinds orders them
 // (reduce_scatter_block goes as reduce_scatter), and the size classes:
 // above 8 KiB up to 16, 32, 64 and 128 KiB (the inline limit of a reduce,
-// scan or exscan; the others' is 16 KiB). At 4 KiB
-// the inline way stayed ahead of Open MPI in every round measured, in the
-// host's slow seconds too (docs/performance.md), so nothing is tried there.
+// scan or exscan; the others' is 16 KiB). At 4 KiB the inline way stayed
+// ahead of Open MPI in every round measured, in the host's slow seconds
+// too (docs/performance.md), so nothing is tried there.
 inline constexpr int kMeasuredKinds = 5;
 inline constexpr int kMeasuredSizes = 4;
 // A run's first calls still pay for what came before (a process that ran
