@@ -225,7 +225,7 @@ std::string InterProcessGroup::route(CollectiveKind kind, std::size_t bytes) con
     const NodeWay way = node_way(kind, node_bytes, 1, false, node_->shape(), scan && multi_node());
     // Where the node level picks its way by what each took lately: the
     // way it would take now.
-    if (const auto single = node_->measured_single_copy(kind, node_bytes)) {
+    if (const auto single = node_->measured_single_copy(kind, node_bytes, way)) {
       text += *single ? "single copy (measured)" : "inline (measured)";
     } else {
       text += std::string(to_string(way));

@@ -213,8 +213,8 @@ inline std::byte* NodeGroup::payload_at(int rank, int s, std::size_t bytes) cons
          place * Layout::long_payload_bytes(size_);
 }
 
-inline const std::byte* NodeGroup::payload_of(int rank, int s) const {
-  return payload_at(rank, s, area(rank).slot[s].payload_bytes);
+inline const std::byte* NodeGroup::payload_of(int rank) const {
+  return payload_at(rank, static_cast<int>(ops_ % kNodeSlots), slot(rank).payload_bytes);
 }
 
 inline void NodeGroup::publish(std::atomic<std::uint64_t>& word, std::uint64_t value) const {

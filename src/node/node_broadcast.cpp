@@ -27,7 +27,7 @@ Failure NodeGroup::broadcast(const NodeCallInfo& info, void* data, std::size_t b
     return failure;
   }
   if (small) {
-    if (!sends) copy_bytes(data, payload_of(root, static_cast<int>(ops_ % kNodeSlots)), bytes);
+    if (!sends) copy_bytes(data, payload_of(root), bytes);
     return {};
   }
   ProcessArea& mine = area(rank_);

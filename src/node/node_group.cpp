@@ -51,6 +51,7 @@ NodeGroup::NodeGroup(SharedSegment segment, int rank, int size, int first_proces
     : segment_(std::move(segment)), rank_(rank), size_(size), first_process_(first_process),
       chunk_(round_chunk(chunk_bytes)),
       inline_bytes_(node_inline_bytes(size, CollectiveKind::allreduce)),
+      inline_one_receiver_bytes_(node_inline_bytes(size, CollectiveKind::reduce)),
       buffers_(static_cast<std::uint64_t>(buffers(size, chunk_bytes))), timeout_(timeout),
       spins_(crowded ? kSpinsShared : kSpinsAlone),
       keep_polling_(crowded ? std::chrono::microseconds(0) : std::chrono::microseconds(1000)),

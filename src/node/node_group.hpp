@@ -154,7 +154,9 @@ class NodeGroup {
   // Inputs of at most this many bytes travel in the announcement; where
   // one process receives (one_receiver()), inline_bytes(kind).
   std::size_t inline_bytes() const { return inline_bytes_; }
-  std::size_t inline_bytes(CollectiveKind kind) const { return node_inline_bytes(size_, kind); }
+  std::size_t inline_bytes(CollectiveKind kind) const {
+    return one_receiver(size_, kind) ? inline_one_receiver_bytes_ : inline_bytes_;
+  }
   int buffer_count() const { return static_cast<int>(buffers_); }
 
   // No process has marked the node broken (yet).
@@ -203,10 +205,11 @@ class NodeGroup {
   // and that took the inline way [0] or the single copy [1], for tests.
   std::array<std::uint64_t, 2> measured_calls() const { return measured_calls_; }
   // Where the way of a call of `kind` and `bytes` per process (of an op
-  // that cannot throw, elements of at most a chunk) goes by measure:
-  // whether this process's next such call would take the single copy;
-  // nothing where the size decides alone.
-  std::optional<bool> measured_single_copy(CollectiveKind kind, std::size_t bytes) const;
+  // that cannot throw, elements of at most a chunk), `way` by node_way(),
+  // goes by measure: whether this process's next such call would take the
+  // single copy; nothing where the size decides alone.
+  std::optional<bool> measured_single_copy(CollectiveKind kind, std::size_t bytes,
+                                           NodeWay way) const;
   NodeShape shape() const { return {size_, chunk_, single_copy_, chunks_won_}; }
   // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by
   // describe(); HREDUCE_NODE_ASYMMETRIC_FENCE=off in any process keeps it.
@@ -243,10 +246,10 @@ class NodeGroup {
   std::byte* result(int buffer) const;
   // Slot of the running operation in `rank`'s area.
   Slot& slot(int rank) const;
-  // Where `rank`'s input of `bytes` in slot `s` lies, and where the one
-  // announced there does.
+  // Where `rank`'s input of `bytes` in slot `s` lies, and where the one it
+  // announced for the running operation does.
   std::byte* payload_at(int rank, int s, std::size_t bytes) const;
-  const std::byte* payload_of(int rank, int s) const;
+  const std::byte* payload_of(int rank) const;
 
   // Waiting and breaking (node_group.cpp). check_broken throws when some
   // process marked the node broken (leaving this process's words at their
@@ -410,7 +413,7 @@ class NodeGroup {
   SharedSegment segment_;
   int rank_, size_, first_process_;
   std::size_t chunk_;
-  std::size_t inline_bytes_;
+  std::size_t inline_bytes_, inline_one_receiver_bytes_;
   std::uint64_t buffers_;
   std::chrono::milliseconds timeout_;
   int spins_;

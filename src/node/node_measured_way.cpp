@@ -26,12 +26,14 @@ NodeGroup::MeasuredCall NodeGroup::measured_call(CollectiveKind kind, std::size_
   // (two processes that reach each other, a kind the chunks did not win
   // for): the same on every process, since all know the call's kind,
   // length and op, and describe() settled the rest for all alike.
-  if (way != NodeWay::inline_announcement || size_ != 2 || !single_copy(kind) ||
+  // The size first: it rules out most calls, the short ones, at once.
+  const int s = measured_size(bytes);
+  if (s < 0 || way != NodeWay::inline_announcement || size_ != 2 || !single_copy(kind) ||
       elem_size > chunk_) {
     return {};
   }
-  const int k = measured_kind(kind), s = measured_size(bytes);
-  if (k < 0 || s < 0) return {};
+  const int k = measured_kind(kind);
+  if (k < 0) return {};
   return {k, s};
 }
 
@@ -40,8 +42,8 @@ bool NodeGroup::takes_single_copy(MeasuredCall call, std::uint64_t op) const {
   return (single_copy_sizes(word, op) >> call.size & 1) != 0;
 }
 
-std::optional<bool> NodeGroup::measured_single_copy(CollectiveKind kind, std::size_t bytes) const {
-  const NodeWay way = node_way(kind, bytes, 1, false, shape());
+std::optional<bool> NodeGroup::measured_single_copy(CollectiveKind kind, std::size_t bytes,
+                                                    NodeWay way) const {
   const MeasuredCall call = measured_call(kind, bytes, 1, way);
   if (call.kind < 0) return std::nullopt;
   return takes_single_copy(call, ops_ + 1);

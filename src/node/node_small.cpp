@@ -64,9 +64,8 @@ bool NodeGroup::keeps_input(const NodeReduction& r) const {
 
 void NodeGroup::reduce_small(const NodeReduction& r, bool kept_input) {
   const std::size_t es = r.op->elem_size;
-  const int s = static_cast<int>(ops_ % kNodeSlots);
   auto input = [&](int q) {
-    return q == rank_ && kept_input ? static_cast<const std::byte*>(r.in) : payload_of(q, s);
+    return q == rank_ && kept_input ? static_cast<const std::byte*>(r.in) : payload_of(q);
   };
   // out[0, m) = x_0 ∘ … ∘ x_{upto-1} over elements [lo, lo + m).
   auto fold = [&](void* out, int upto, std::size_t lo, std::size_t m) {

@@ -20,11 +20,6 @@ std::string_view to_string(NodeWay way) {
   return "?";
 }
 
-bool one_receiver(int processes, CollectiveKind kind) {
-  return processes == 2 && (kind == CollectiveKind::reduce || kind == CollectiveKind::scan ||
-                            kind == CollectiveKind::exscan);
-}
-
 std::size_t node_inline_bytes(int processes, CollectiveKind kind) {
   if (one_receiver(processes, kind)) return kNodeInlineOneReceiver;
   const auto others = static_cast<std::size_t>(std::max(processes - 1, 1));

@@ -65,7 +65,10 @@ bool single_copy_won(const RaceTimes& summed);
 // Whether a call has one process that receives the other's input: a
 // reduce, scan or exscan on two processes (a scan's first process takes
 // its own input).
-bool one_receiver(int processes, CollectiveKind kind);
+inline bool one_receiver(int processes, CollectiveKind kind) {
+  return processes == 2 && (kind == CollectiveKind::reduce || kind == CollectiveKind::scan ||
+                            kind == CollectiveKind::exscan);
+}
 // The largest input that travels inside the announcement, for `processes`
 // processes on the node (node_limits.hpp's kNodeInline* constants).
 std::size_t node_inline_bytes(int processes, CollectiveKind kind);

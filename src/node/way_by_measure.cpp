@@ -1,7 +1,6 @@
 #include "src/node/way_by_measure.hpp"
 
 #include <algorithm>
-#include <bit>
 
 namespace hreduce::detail {
 
@@ -15,12 +14,6 @@ int measured_kind(CollectiveKind kind) {
     case CollectiveKind::exscan: return 4;
     default: return -1;
   }
-}
-
-int measured_size(std::size_t bytes) {
-  constexpr std::size_t kAbove = 8 * 1024;
-  if (bytes <= kAbove || bytes > kAbove << kMeasuredSizes) return -1;
-  return static_cast<int>(std::bit_width((bytes - 1) / kAbove)) - 1;
 }
 
 namespace {

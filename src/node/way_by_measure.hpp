@@ -41,6 +41,7 @@
 #include <x86intrin.h>
 #endif
 
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -76,8 +77,12 @@ inline constexpr std::uint64_t kRemeasureOps = std::uint64_t{1} << 16;
 // The measured kind's index (0 to kMeasuredKinds - 1), or -1 for none.
 int measured_kind(CollectiveKind kind);
 // The size class of a call of `bytes` per process, or -1 outside
-// (8 KiB, 128 KiB].
-int measured_size(std::size_t bytes);
+// (8 KiB, 128 KiB]; inline, since every node call asks.
+inline int measured_size(std::size_t bytes) {
+  constexpr std::size_t kAbove = 8 * 1024;
+  if (bytes <= kAbove || bytes > kAbove << kMeasuredSizes) return -1;
+  return static_cast<int>(std::bit_width((bytes - 1) / kAbove)) - 1;
+}
 
 // One kind's word: from operation `from` on, the size classes whose bits
 // are set in `now` take the single copy; before it, those in `before`.
