@@ -8,14 +8,20 @@
  * the averages (Open MPI's over hreduce's).
  *
  *   dropin_latency [--max-bytes B] [--min-time-ms T] [--collectives LIST]
- *                  [--back-to-back] [--page-offsets IN,OUT] [--fresh]
+ *                  [--back-to-back | --in-turns R] [--page-offsets IN,OUT]
+ *                  [--fresh]
  *
  * LIST: comma-separated names from allreduce, reduce, reduce_scatter,
  * reduce_scatter_block, scan, exscan, each matched whole (default: all).
  *
  * Sizes go from 4 B to 4 MiB per rank (×4), MPI_FLOAT and MPI_SUM. First,
  * the cost of a communicator's first calls, where the library builds its
- * team. --back-to-back times MPI_X alone instead, call after call (below).
+ * team. --back-to-back times MPI_X alone instead, call after call (below);
+ * --in-turns R times that loop R rounds per cell, each round a block of
+ * MPI_X and a block of PMPI_X (Open MPI's own) on the same ranks, and
+ * prints the median of each and of the rounds' ratios, with the least and
+ * greatest ratio: both sides in the host's same seconds, where separate
+ * runs with and without the library may fall in different ones.
  * --page-offsets puts the send buffer IN bytes and the receive buffer OUT
  * bytes past a page boundary (0-4095 each), on every rank; by default both
  * come from malloc. Where the receiver lies 1-31 bytes past the sender
@@ -35,9 +41,10 @@ enum Coll { ALLREDUCE, REDUCE, REDUCE_SCATTER, REDUCE_SCATTER_BLOCK, SCAN, EXSCA
 static const char* names[] = {"allreduce", "reduce", "reduce_scatter", "reduce_scatter_block",
                               "scan",      "exscan"};
 
-static int call(int coll, int ours, const float* in, float* out, int count, MPI_Comm comm) {
-  int size;
-  MPI_Comm_size(comm, &size);
+/* One call of MPI_X (ours) or PMPI_X: `count` elements (the scatters'
+ * blocks in `counts`, reduce_scatter_block's counts[0]), root 0. */
+static int collective(int coll, int ours, const float* in, float* out, int count, const int* counts,
+                      MPI_Comm comm) {
   switch (coll) {
     case ALLREDUCE:
       return ours ? MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, comm)
@@ -45,18 +52,12 @@ static int call(int coll, int ours, const float* in, float* out, int count, MPI_
     case REDUCE:
       return ours ? MPI_Reduce(in, out, count, MPI_FLOAT, MPI_SUM, 0, comm)
                   : PMPI_Reduce(in, out, count, MPI_FLOAT, MPI_SUM, 0, comm);
-    case REDUCE_SCATTER_BLOCK: {
-      const int block = count / size > 0 ? count / size : 1;
-      return ours ? MPI_Reduce_scatter_block(in, out, block, MPI_FLOAT, MPI_SUM, comm)
-                  : PMPI_Reduce_scatter_block(in, out, block, MPI_FLOAT, MPI_SUM, comm);
-    }
-    case REDUCE_SCATTER: {
-      /* Blocks as the block form's, the same on every call. */
-      static int counts[1024];
-      for (int r = 0; r < size && r < 1024; ++r) counts[r] = count / size > 0 ? count / size : 1;
+    case REDUCE_SCATTER:
       return ours ? MPI_Reduce_scatter(in, out, counts, MPI_FLOAT, MPI_SUM, comm)
                   : PMPI_Reduce_scatter(in, out, counts, MPI_FLOAT, MPI_SUM, comm);
-    }
+    case REDUCE_SCATTER_BLOCK:
+      return ours ? MPI_Reduce_scatter_block(in, out, counts[0], MPI_FLOAT, MPI_SUM, comm)
+                  : PMPI_Reduce_scatter_block(in, out, counts[0], MPI_FLOAT, MPI_SUM, comm);
     case SCAN:
       return ours ? MPI_Scan(in, out, count, MPI_FLOAT, MPI_SUM, comm)
                   : PMPI_Scan(in, out, count, MPI_FLOAT, MPI_SUM, comm);
@@ -64,6 +65,16 @@ static int call(int coll, int ours, const float* in, float* out, int count, MPI_
       return ours ? MPI_Exscan(in, out, count, MPI_FLOAT, MPI_SUM, comm)
                   : PMPI_Exscan(in, out, count, MPI_FLOAT, MPI_SUM, comm);
   }
+}
+
+/* The default loop's call: the scatters' blocks count / size each, at
+ * least 1, the same on every call. */
+static int call(int coll, int ours, const float* in, float* out, int count, MPI_Comm comm) {
+  int size;
+  MPI_Comm_size(comm, &size);
+  static int counts[1024];
+  for (int r = 0; r < size && r < 1024; ++r) counts[r] = count / size > 0 ? count / size : 1;
+  return collective(coll, ours, in, out, count, counts, comm);
 }
 
 /* Average, minimum and maximum of n > 0 values. */
@@ -128,6 +139,7 @@ typedef struct {
   double min_seconds;
   int wanted[NCOLL];
   int back_to_back;
+  int rounds; /* --in-turns: rounds of MPI_X and PMPI_X back to back; 0: MPI_X alone */
   int fresh;
   long in_offset, out_offset; /* -1: malloc's */
 } Options;
@@ -137,6 +149,7 @@ static int parse_options(int argc, char** argv, int rank, Options* o) {
   o->max_bytes = 4L << 20;
   o->min_seconds = 0.2;
   o->back_to_back = 0;
+  o->rounds = 0;
   o->fresh = 0;
   o->in_offset = o->out_offset = -1;
   const char* only = NULL;
@@ -163,6 +176,17 @@ static int parse_options(int argc, char** argv, int rank, Options* o) {
     }
     if (strcmp(argv[a], "--min-time-ms") == 0) o->min_seconds = atof(argv[a + 1]) / 1000;
     if (strcmp(argv[a], "--collectives") == 0) only = argv[a + 1];
+    if (strcmp(argv[a], "--in-turns") == 0) {
+      char tail = 0;
+      if (sscanf(argv[a + 1], "%d%c", &o->rounds, &tail) != 1 || o->rounds < 1 || o->rounds > 99) {
+        if (rank == 0) {
+          fprintf(stderr, "dropin_latency: --in-turns wants a number of rounds, 1-99; got '%s'\n",
+                  argv[a + 1]);
+        }
+        return 0;
+      }
+      o->back_to_back = 1;
+    }
     if (strcmp(argv[a], "--page-offsets") == 0) {
       char tail = 0;
       if (sscanf(argv[a + 1], "%ld,%ld%c", &o->in_offset, &o->out_offset, &tail) != 2 ||
@@ -218,26 +242,54 @@ static void print_first_calls(const float* in, float* out, int rank) {
  * once. A rank's time is its mean per call; a row gives the average,
  * minimum and maximum over the ranks. The same program runs with and
  * without the library preloaded (dropin_latency.sh --back-to-back), so the
- * calls are MPI_X here, never PMPI_X. Sizes: the send buffer's bytes, ×2
+ * calls are MPI_X there, never PMPI_X; with --in-turns both, in one run.
+ * Sizes: the send buffer's bytes, ×2
  * from 4 B; a scatter's block is that over the processes, rounded down (4 B
  * on 2 processes: 0 elements each, as those benchmarks call it). */
-static int back_to_back_call(int coll, const float* in, float* out, int count, const int* counts,
-                             MPI_Comm comm) {
-  switch (coll) {
-    case ALLREDUCE: return MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, comm);
-    case REDUCE: return MPI_Reduce(in, out, count, MPI_FLOAT, MPI_SUM, 0, comm);
-    case REDUCE_SCATTER: return MPI_Reduce_scatter(in, out, counts, MPI_FLOAT, MPI_SUM, comm);
-    case REDUCE_SCATTER_BLOCK:
-      return MPI_Reduce_scatter_block(in, out, counts[0], MPI_FLOAT, MPI_SUM, comm);
-    case SCAN: return MPI_Scan(in, out, count, MPI_FLOAT, MPI_SUM, comm);
-    default: return MPI_Exscan(in, out, count, MPI_FLOAT, MPI_SUM, comm);
+/* One back-to-back block: `skip` calls, a barrier, then `iterations` calls
+ * timed; the ranks' mean seconds per call, averaged over the ranks (as the
+ * third-party benchmarks report), with their minimum and maximum at rank 0. */
+static Stats back_to_back_block(int coll, int ours, float* in, float* out, int count,
+                                const int* counts, long skip, long iterations, int size) {
+  for (long i = 0; i < skip; ++i) {
+    refresh(in, count);
+    collective(coll, ours, in, out, count, counts, MPI_COMM_WORLD);
   }
+  PMPI_Barrier(MPI_COMM_WORLD);
+  const double start = MPI_Wtime();
+  for (long i = 0; i < iterations; ++i) {
+    refresh(in, count);
+    collective(coll, ours, in, out, count, counts, MPI_COMM_WORLD);
+  }
+  const double mine = (MPI_Wtime() - start) / (double)iterations;
+  Stats s = {0, 0, 0};
+  PMPI_Reduce(&mine, &s.avg, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(&mine, &s.min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+  PMPI_Reduce(&mine, &s.max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  s.avg /= size;
+  return s;
+}
+
+static int by_value(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of n > 0 values (sorts them). */
+static double median_of(double* values, int n) {
+  qsort(values, (size_t)n, sizeof *values, by_value);
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 static void back_to_back(const Options* o, float* in, float* out, int rank, int size) {
   if (rank == 0) {
-    printf("%-22s %10s %10s %10s %10s %10s\n", "# back-to-back", "bytes", "avg us", "min us",
-           "max us", "calls");
+    if (o->rounds > 0) {
+      printf("%-22s %10s %10s %10s %8s %8s %8s %7s\n", "# back-to-back in turns", "bytes",
+             "MPI_X us", "PMPI_X us", "PMPI/MPI", "min", "max", "rounds");
+    } else {
+      printf("%-22s %10s %10s %10s %10s %10s\n", "# back-to-back", "bytes", "avg us", "min us",
+             "max us", "calls");
+    }
   }
   int* counts = malloc(sizeof(int) * (size_t)size);
   for (int c = 0; c < NCOLL; ++c) {
@@ -255,24 +307,35 @@ static void back_to_back(const Options* o, float* in, float* out, int rank, int 
       long iterations = (256L << 20) / bytes;
       iterations = iterations < 100 ? 100 : iterations > 20000 ? 20000 : iterations;
       const long skip = iterations / 10 + 20;
-      for (long i = 0; i < skip; ++i) {
-        refresh(in, count);
-        back_to_back_call(c, in, out, count, counts, MPI_COMM_WORLD);
+      if (o->rounds == 0) {
+        const Stats s = back_to_back_block(c, 1, in, out, count, counts, skip, iterations, size);
+        if (rank == 0) {
+          printf("%-22s %10ld %10.3f %10.3f %10.3f %10ld\n", names[c], bytes, s.avg * 1e6,
+                 s.min * 1e6, s.max * 1e6, iterations);
+          fflush(stdout);
+        }
+        continue;
       }
-      PMPI_Barrier(MPI_COMM_WORLD);
-      const double start = MPI_Wtime();
-      for (long i = 0; i < iterations; ++i) {
-        refresh(in, count);
-        back_to_back_call(c, in, out, count, counts, MPI_COMM_WORLD);
+      /* In turns: each round times a block of MPI_X and one of PMPI_X, the
+       * first of the two alternating, so that both sides see the host's
+       * same seconds; the ratio is per round. */
+      enum { kMaxRounds = 99 };
+      double ours[kMaxRounds], theirs[kMaxRounds], ratios[kMaxRounds];
+      const int rounds = o->rounds < kMaxRounds ? o->rounds : kMaxRounds;
+      for (int k = 0; k < rounds; ++k) {
+        for (int side = 0; side < 2; ++side) {
+          const int mine = (side + k) % 2 == 0;
+          const Stats s =
+              back_to_back_block(c, mine, in, out, count, counts, skip, iterations, size);
+          (mine ? ours : theirs)[k] = s.avg;
+        }
+        ratios[k] = theirs[k] / ours[k];
       }
-      const double mine = (MPI_Wtime() - start) / (double)iterations;
-      double sum = 0, least = 0, most = 0;
-      PMPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-      PMPI_Reduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-      PMPI_Reduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
       if (rank == 0) {
-        printf("%-22s %10ld %10.3f %10.3f %10.3f %10ld\n", names[c], bytes, sum / size * 1e6,
-               least * 1e6, most * 1e6, iterations);
+        const double ratio = median_of(ratios, rounds); /* sorts ratios */
+        printf("%-22s %10ld %10.3f %10.3f %8.2f %8.2f %8.2f %7d\n", names[c], bytes,
+               median_of(ours, rounds) * 1e6, median_of(theirs, rounds) * 1e6, ratio, ratios[0],
+               ratios[rounds - 1], rounds);
         fflush(stdout);
       }
     }

@@ -12,6 +12,11 @@
 # Open MPI's average time, of the drop-in's, and Open MPI's ÷ the drop-in's:
 #   bench/mpi/dropin_latency.sh 2 -- --back-to-back --max-bytes 1Mi
 # HREDUCE_MPI_LIBRARY names another build of the library to preload.
+# Separate runs fall in the host's different seconds: on a 2-vCPU guest,
+# Open MPI against itself so (HREDUCE_MPI=off) read 0.5-1.9x at 4-512 B.
+# --in-turns R instead times both in one run, R rounds of a block each,
+# and prints each cell's median ratio (HREDUCE_MPI=off: 0.93-1.03x there):
+#   bench/mpi/dropin_latency.sh 2 -- --in-turns 7
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 np=${1:-2}
@@ -27,6 +32,7 @@ launch() { # PRELOAD ARGS...
     -x LD_PRELOAD="$preload" -x HREDUCE_MPI="${HREDUCE_MPI:-on}" "$program" "$@"
 }
 case " $* " in
+  *" --in-turns "*) launch "$library" "$@"; exit ;;
   *" --back-to-back "*) ;;
   *) launch "$library" "$@"; exit ;;
 esac

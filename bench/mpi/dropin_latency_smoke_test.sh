@@ -3,7 +3,8 @@
 # a row per collective and size, with both sides' average, minimum and
 # maximum over the timed blocks and the ratio of the averages; --collectives
 # picks by whole names; an unknown name is refused; --page-offsets places
-# the buffers; --fresh rewrites the send buffer before every call.
+# the buffers; --fresh rewrites the send buffer before every call;
+# --in-turns times the back-to-back loop against Open MPI's in one run.
 set -euo pipefail
 program=$1 library=$(realpath "$2")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -60,6 +61,24 @@ for c in reduce reduce_scatter reduce_scatter_block; do
 done
 bad=$(echo "$loop" | awk 'NF == 6 && $1 !~ /^#/ && !($4 <= $3 && $3 <= $5 && $6 >= 100)')
 [ -z "$bad" ] || { echo "back-to-back rows out of order:"; echo "$bad"; exit 1; }
+# In turns: MPI_X and PMPI_X back to back in each round; the median ratio
+# within the least and greatest round's, R rounds; a bad R is refused.
+turns=$(run --in-turns 3 --collectives reduce,exscan)
+echo "$turns"
+for c in reduce exscan; do
+  sizes=$(echo "$turns" | awk -v c=$c '$1 == c && NF == 8 {print $2}' | tr '\n' ' ')
+  [ "$sizes" = "4 8 16 32 64 " ] || { echo "in turns $c sizes: $sizes"; exit 1; }
+done
+bad=$(echo "$turns" | awk 'NF == 8 && $1 !~ /^#/ && !($3 > 0 && $4 > 0 && $6 <= $5 && $5 <= $7 && $8 == 3)')
+[ -z "$bad" ] || { echo "in-turns rows out of order:"; echo "$bad"; exit 1; }
+if run --in-turns 0 >/dev/null 2>"${TEST_TMPDIR:-/tmp}/err"; then
+  echo "--in-turns 0 was accepted"
+  exit 1
+fi
+grep -q -- "--in-turns wants a number of rounds, 1-99; got '0'" "${TEST_TMPDIR:-/tmp}/err" || {
+  echo "no message for --in-turns 0"
+  exit 1
+}
 # Buffers at chosen offsets into pages, in both loops; a bad offset is refused.
 offsets=$(run --page-offsets 0,16 --collectives exscan)
 rows=$(echo "$offsets" | awk '$1 == "exscan" && NF == 9' | wc -l)
