@@ -232,6 +232,8 @@ void NodeGroup::restart() {
     }
   }
   std::fill(std::begin(measured_next_steer_), std::end(measured_next_steer_), 0);
+  for (auto& by_size : measured_remeasure_)
+    std::fill(std::begin(by_size), std::end(by_size), Remeasure{});
   if (rank_ == 0) {
     Header& h = header();
     for (auto& verdict : h.way_verdicts) verdict.store(0, std::memory_order_relaxed);

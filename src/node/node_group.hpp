@@ -453,6 +453,8 @@ class NodeGroup {
   // The measured ways: in node rank 0, per kind, the operation from which
   // it steers the kind again.
   std::uint64_t measured_next_steer_[kMeasuredKinds] = {};
+  // ... and per class, when it tries the way it left again.
+  Remeasure measured_remeasure_[kMeasuredKinds][kMeasuredSizes] = {};
   std::array<std::uint64_t, 2> measured_calls_{};
   // Team::allocate's memory, every process's (node_allocations.hpp).
   NodeAllocations allocations_;

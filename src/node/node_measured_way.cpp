@@ -83,9 +83,11 @@ void NodeGroup::steer_ways(int kind) {
       for (int w = 0; w < 2; ++w) figures[q][w] = figures_of(theirs, w);
     }
     const bool single = (now >> s & 1) != 0;
-    if (wants_single_copy(figures, single, since, ops_) != single) {
-      wanted = static_cast<std::uint8_t>(wanted ^ (1u << s));
-    }
+    Remeasure& remeasure = measured_remeasure_[kind][s];
+    const WayStep step = next_way_step(figures, single, since, ops_, remeasure.after);
+    // The switch below is not refused: it lies kNodeSlots after `since`.
+    remeasure = after_step(remeasure, step);
+    if (changes_way(step)) wanted = static_cast<std::uint8_t>(wanted ^ (1u << s));
   }
   // Released: a process that reads this word also sees what came before.
   if (const auto next = switched(word, ops_, wanted, kNodeSlots)) {

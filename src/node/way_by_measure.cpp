@@ -42,23 +42,38 @@ std::optional<std::uint64_t> switched(std::uint64_t word, std::uint64_t op, std:
   return encode({op + 2 * slots, wanted, verdict.now});
 }
 
-bool wants_single_copy(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
-                       std::uint64_t op) {
+WayStep next_way_step(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
+                      std::uint64_t op, std::uint64_t remeasure_after) {
   const int now = single_copy_now ? 1 : 0, other = 1 - now;
   // Not taken this way since the switch, or too few calls in its mean, in
   // either process: no figure of this way that is its own yet (a class
   // nobody calls any more stays as it is).
   for (const auto& process : figures) {
-    if (process[now].last < since || process[now].calls < kMeasuredCalls) return single_copy_now;
+    if (process[now].last < since || process[now].calls < kMeasuredCalls) return WayStep::wait;
   }
   const bool other_known = figures[0][other].calls != 0 && figures[1][other].calls != 0;
   const std::uint64_t other_last = std::min(figures[0][other].last, figures[1][other].last);
-  if (!other_known || op > other_last + kRemeasureOps) return !single_copy_now;
+  if (!other_known || op > other_last + remeasure_after) return WayStep::retry;
   // What a call costs the node: the slower process's mean.
   const std::uint64_t cost = std::max(figures[0][now].mean(), figures[1][now].mean());
   const std::uint64_t other_cost = std::max(figures[0][other].mean(), figures[1][other].mean());
   const bool cheaper = single_copy_now ? other_cost * 10 < cost * 9 : other_cost * 4 < cost * 3;
-  return cheaper ? !single_copy_now : single_copy_now;
+  return cheaper ? WayStep::switch_way : WayStep::keep;
+}
+
+Remeasure after_step(Remeasure remeasure, WayStep step) {
+  switch (step) {
+    case WayStep::wait: return remeasure;
+    case WayStep::retry: return {remeasure.after, true};
+    case WayStep::keep:  // a try that held its own won: the host changed
+      return {remeasure.after, false};
+    case WayStep::switch_way:
+      // Back from a try that lost: wait longer before the next. Else the
+      // way taken became dearer, the host changed: try again soon.
+      if (!remeasure.trying) return {kRemeasureFirst, false};
+      return {std::min(remeasure.after * 2, kRemeasureMost), false};
+  }
+  return remeasure;
 }
 
 WayFigures after_call(WayFigures figures, bool same_way_as_before, std::uint64_t ticks,

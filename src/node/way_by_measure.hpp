@@ -19,7 +19,8 @@
 //             once, when it has to wait for the slots;
 //   steer     node rank 0 compares the two processes' figures, tries the
 //             other way again where a size class never took it or not
-//             for kRemeasureOps operations, and switches a class to the
+//             lately (sooner after the host changed), and switches a
+//             class to the
 //             single copy where it is cheaper by a quarter, back to the
 //             inline way where that is cheaper by a tenth (the inline way
 //             is the better bet with fresh inputs);
@@ -69,10 +70,19 @@ inline constexpr std::uint32_t kMeasuredSettle = 80;
 inline constexpr std::uint32_t kMeasuredCalls = 64;
 // The calls a mean covers, about: at twice as many its sums are halved.
 inline constexpr std::uint32_t kMeasuredWindow = 512;
-// Operations after which a class tries the way it left again. Trying it
-// costs about 300 calls the slower way: at a 16 KiB reduce's 1.1 us
-// inline and 4.5 us single copy, about 1.5 % of the time every 65536.
-inline constexpr std::uint64_t kRemeasureOps = std::uint64_t{1} << 16;
+// Operations after which a class tries the way it left again:
+// kRemeasureMost, but kRemeasureFirst once the class left a way that became
+// dearer (the host changed phase), twice as many after each try that lost
+// from then on. Trying costs about 300 calls the slower way: at a 16 KiB
+// reduce's 1.1 us inline and 4.5 us single copy, about 1.5 % of the time
+// every 65536 operations, 25 % every 4096 (so only after a change, and
+// for a few tries). With 65536 always, a class that left the inline way
+// in a few slow seconds kept the single copy for the rest of a
+// benchmark's row, 3-4x slower, after the host was quick again
+// (`hreduce bench --mpi`, exscan of 32 KiB: 3.8 us in such runs, 1.0 in
+// the others).
+inline constexpr std::uint64_t kRemeasureFirst = std::uint64_t{1} << 12;
+inline constexpr std::uint64_t kRemeasureMost = std::uint64_t{1} << 16;
 
 // The measured kind's index (0 to kMeasuredKinds - 1), or -1 for none.
 int measured_kind(CollectiveKind kind);
@@ -111,11 +121,31 @@ struct WayFigures {
 };
 // One class, as rank 0 sees it: [process][way], way 0 inline, 1 single copy.
 using ClassFigures = WayFigures[2][2];
-// Rank 0's decision for one class now taking the single copy or not, after
-// operation `op`, the class's way having been switched to in operation
-// `since`: whether it should.
-bool wants_single_copy(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
-                       std::uint64_t op);
+// Rank 0's step for one class after operation `op`, the class's way
+// having been switched to in operation `since`:
+//   wait     too few calls this way since the switch to judge it;
+//   keep     judged: this way is as cheap as the other, or cheaper;
+//   retry    the other way's figures are missing or older than
+//            `remeasure_after` operations: take it again to measure it;
+//   switch   the other way is cheaper (by a quarter to the single copy,
+//            a tenth back to the inline way, the better bet with fresh
+//            inputs).
+enum class WayStep { wait, keep, retry, switch_way };
+WayStep next_way_step(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
+                      std::uint64_t op, std::uint64_t remeasure_after);
+// Whether `step` changes the class's way.
+inline bool changes_way(WayStep step) {
+  return step == WayStep::retry || step == WayStep::switch_way;
+}
+
+// When rank 0 tries a class's other way again, and whether the class's
+// latest change was such a try.
+struct Remeasure {
+  std::uint64_t after = kRemeasureMost;
+  bool trying = false;
+  friend bool operator==(const Remeasure&, const Remeasure&) = default;
+};
+Remeasure after_step(Remeasure remeasure, WayStep step);
 
 // A process's figures after one more call of `ticks` that way: the mean
 // restarts with a run.

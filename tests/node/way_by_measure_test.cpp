@@ -107,39 +107,141 @@ TEST_CASE("rank 0 keeps a class's way until both processes took it long enough s
   figures[0][1] = figures[1][1] = taken(kEnough + 10, 900, 39000);  // single copy, earlier
   figures[0][0] = taken(kEnough - 1, 2000, op);                     // too few inline calls
   figures[1][0] = taken(kEnough + 10, 2000, op);
-  CHECK_FALSE(wants_single_copy(figures, false, since, op));
+  CHECK(next_way_step(figures, false, since, op, kRemeasureFirst) == WayStep::wait);
   figures[0][0] = taken(kEnough + 10, 2000, since - 1);  // none since the switch
-  CHECK_FALSE(wants_single_copy(figures, false, since, op));
+  CHECK(next_way_step(figures, false, since, op, kRemeasureFirst) == WayStep::wait);
   figures[0][0] = taken(kEnough, 2000, op);
-  CHECK(wants_single_copy(figures, false, since, op));  // now: the single copy is cheaper
+  // Now judged: the single copy is cheaper.
+  CHECK(next_way_step(figures, false, since, op, kRemeasureMost) == WayStep::switch_way);
 }
 
 TEST_CASE("rank 0 tries a way never taken or long left, and switches where the other pays") {
   const std::uint64_t op = 200000, since = 190000;
   constexpr std::uint32_t kEnough = kMeasuredSettle + kMeasuredCalls;
   auto both = [](ClassFigures& f, int way, WayFigures w) { f[0][way] = f[1][way] = w; };
+  auto step = [&](const ClassFigures& f, bool single, std::uint64_t after = kRemeasureMost) {
+    return next_way_step(f, single, since, op, after);
+  };
   ClassFigures figures;
   both(figures, 0, taken(kEnough, 1000, op));
   // Never took the single copy: try it.
-  CHECK(wants_single_copy(figures, false, since, op));
+  CHECK(step(figures, false) == WayStep::retry);
   // Took it lately, 20 % cheaper: the inline way stays (a quarter is asked).
   both(figures, 1, taken(kEnough, 800, op - 1000));
-  CHECK_FALSE(wants_single_copy(figures, false, since, op));
+  CHECK(step(figures, false) == WayStep::keep);
   // 30 % cheaper: switch.
   both(figures, 1, taken(kEnough, 700, op - 1000));
-  CHECK(wants_single_copy(figures, false, since, op));
-  // Not taken for kRemeasureOps operations: try it again, whatever it cost.
-  both(figures, 1, taken(kEnough, 5000, op - kRemeasureOps - 1));
-  CHECK(wants_single_copy(figures, false, since, op));
+  CHECK(step(figures, false) == WayStep::switch_way);
+  // Not taken for the operations asked: try it again, whatever it cost.
+  both(figures, 1, taken(kEnough, 5000, op - kRemeasureMost - 1));
+  CHECK(step(figures, false) == WayStep::retry);
+  CHECK(step(figures, false, kRemeasureMost + 1) == WayStep::keep);
+  both(figures, 1, taken(kEnough, 5000, op - kRemeasureFirst - 1));
+  CHECK(step(figures, false, kRemeasureFirst) == WayStep::retry);
+  CHECK(step(figures, false, 2 * kRemeasureFirst) == WayStep::keep);
   // On the single copy, back to the inline way where that is 10 % cheaper.
   both(figures, 1, taken(kEnough, 1000, op));
   both(figures, 0, taken(kEnough, 950, op - 1000));
-  CHECK(wants_single_copy(figures, true, since, op));
+  CHECK(step(figures, true) == WayStep::keep);
   both(figures, 0, taken(kEnough, 850, op - 1000));
-  CHECK_FALSE(wants_single_copy(figures, true, since, op));
+  CHECK(step(figures, true) == WayStep::switch_way);
   // The slower process's mean is what a way costs.
   figures[1][0] = taken(kEnough, 1500, op - 1000);
-  CHECK(wants_single_copy(figures, true, since, op));
+  CHECK(step(figures, true) == WayStep::keep);
+  CHECK_FALSE(changes_way(WayStep::wait));
+  CHECK_FALSE(changes_way(WayStep::keep));
+  CHECK(changes_way(WayStep::retry));
+  CHECK(changes_way(WayStep::switch_way));
+}
+
+TEST_CASE("tries of the way left come sooner after a change, later while they lose") {
+  Remeasure r;
+  CHECK(r.after == kRemeasureMost);  // a host that does not change: as rarely as ever
+  CHECK(after_step(r, WayStep::wait) == r);
+  CHECK(after_step(r, WayStep::keep) == r);
+  r = after_step(after_step(r, WayStep::retry), WayStep::switch_way);  // a first try lost
+  CHECK(r == Remeasure{kRemeasureMost, false});
+  // The way taken became dearer on its own figures (the host changed): soon.
+  r = after_step(r, WayStep::switch_way);
+  CHECK(r == Remeasure{kRemeasureFirst, false});
+  // Tries that lose (the class switches back) wait twice as long each time.
+  std::uint64_t expected = kRemeasureFirst;
+  for (int t = 0; t < 8; ++t) {
+    r = after_step(r, WayStep::retry);
+    CHECK(r.trying);
+    CHECK(r.after == expected);
+    CHECK(after_step(r, WayStep::wait) == r);  // still measuring the try
+    r = after_step(r, WayStep::switch_way);
+    expected = std::min(expected * 2, kRemeasureMost);
+    CHECK_FALSE(r.trying);
+    CHECK(r.after == expected);
+  }
+  CHECK(r.after == kRemeasureMost);
+  // A try that holds its own won: the class stays on it, tries as often.
+  r = after_step(after_step(r, WayStep::retry), WayStep::keep);
+  CHECK(r == Remeasure{kRemeasureMost, false});
+  r = after_step(after_step(Remeasure{kRemeasureFirst, false}, WayStep::retry), WayStep::keep);
+  CHECK(r == Remeasure{kRemeasureFirst, false});
+}
+
+// Rank 0's loop for one class, as NodeGroup::steer_ways runs it, over a
+// host whose inline calls cost 1 (quick) or 8 (slow) against the single
+// copy's 4 either way: after a slow spell the class is back on the inline
+// way within kRemeasureFirst operations and a try's calls (with a fixed
+// kRemeasureMost, 65536); while a phase lasts, tries grow rare.
+TEST_CASE(
+    "a class steered through the host's phases leaves a wrong way soon and stays on a right one") {
+  constexpr std::uint64_t kSteer = kSlots / 2;
+  ClassFigures figures;
+  bool single = false;
+  std::uint64_t since = 0, op = 0;
+  Remeasure remeasure;
+  std::uint64_t single_ops = 0, tries = 0;
+  // Runs `ops` operations in which an inline call costs `inline_cost`.
+  auto run = [&](std::uint64_t ops, std::uint64_t inline_cost) {
+    for (std::uint64_t i = 0; i < ops; ++i) {
+      ++op;
+      const int way = single ? 1 : 0;
+      const std::uint64_t ticks = single ? 4 : inline_cost;
+      for (auto& process : figures) {
+        const bool same = process[way].last > process[1 - way].last;
+        process[way] = after_call(process[way], same, ticks * 100, op);
+      }
+      single_ops += single ? 1 : 0;
+      if (op % kSteer != 0 || op < since + kSlots) continue;
+      const WayStep step = next_way_step(figures, single, since, op, remeasure.after);
+      remeasure = after_step(remeasure, step);
+      if (changes_way(step)) {
+        tries += step == WayStep::retry ? 1 : 0;
+        single = !single;
+        since = op + 2 * kSlots;  // as switched() sets `from`
+      }
+    }
+  };
+  run(20000, 1);  // quick: measured both, settled inline
+  CHECK_FALSE(single);
+  run(3000, 8);  // slow: the single copy
+  CHECK(single);
+  // Quick again: the single copy for kRemeasureFirst operations at most,
+  // then inline (a try of the single copy comes after as many again).
+  const std::uint64_t before = single_ops;
+  run(kRemeasureFirst + 1000, 1);
+  CHECK_FALSE(single);
+  CHECK(single_ops - before < kRemeasureFirst + 500);
+  // A long quick phase: the single copy is tried ever more rarely.
+  tries = 0;
+  single_ops = 0;
+  run(20 * kRemeasureMost, 1);
+  CHECK_FALSE(single);
+  CHECK(tries <= 20 + 5);
+  CHECK(single_ops < 20 * kRemeasureMost / 50);  // under 2 % of the calls
+  // A long slow phase: the single copy, inline tried ever more rarely.
+  run(3000, 8);
+  CHECK(single);
+  tries = 0;
+  run(20 * kRemeasureMost, 8);
+  CHECK(single);
+  CHECK(tries <= 20 + 5);
 }
 
 }  // namespace hreduce::detail
