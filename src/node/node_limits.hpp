@@ -34,8 +34,9 @@ inline constexpr std::size_t kNodeInlineOneReceiver = 128 * 1024;
 // a 64 KiB reduce 45 % (docs/mpi.md). Slots cost address space, not
 // memory, until used.
 inline constexpr int kNodeSlots = 64;
-// Where a process runs ahead, the next announcement's payload is
-// prefetched up to this many bytes; of a longer one, only the first line.
+// Where a process runs ahead, it prefetches its next announcement's
+// payload for writing up to this many bytes; of a longer one, only the
+// first line.
 inline constexpr std::size_t kNodePrefetchedPayload = 4 * 1024;
 // Default bytes per chunk and process of the staging buffers.
 inline constexpr std::size_t kNodeChunkBytes = 256 * 1024;
