@@ -2,10 +2,11 @@
 // way of moving a vector from one process to the other costs on this
 // machine, with nothing of the library around it. Two calls, per size:
 //
-//  - a reduce to process 0 (x_0 + x_1 into process 0's output), and
-//  - an exscan on two processes, a plain copy (x_0 into process 1's output);
+//  - a reduce to process 0 (x_0 + x_1 into process 0's output),
+//  - an exscan on two processes, a plain copy (x_0 into process 1's output),
+//  - an allreduce (x_0 + x_1 into both outputs);
 //
-// each moved three ways:
+// the first two moved three ways:
 //
 //  - one reader: the receiver reads the other's input with one
 //    process_vm_readv (and folds): what Open MPI's receiver does, without
@@ -18,7 +19,13 @@
 //  - streamed: the other copies its input through a ring of 64 KiB chunks
 //    in shared memory and runs ahead; the receiver folds (or copies) from
 //    the ring. That is the node level's inline path and chunks, at their
-//    cheapest.
+//    cheapest;
+//
+// and the allreduce two: split (each process reads and folds its part of
+// the other's input and writes the sums back into the other's output,
+// every cut timed) and streamed (each sends the other's part of its input
+// through a ring, folds its own part from the other's ring, and sends the
+// sums back through a second ring; both run ahead).
 //
 // Every operation of one reader and split begins with both processes
 // announcing and ends with both releasing (the other's buffers are read or
@@ -97,6 +104,11 @@ struct Shared {
   Word ready[2];  // setup and block barriers
   std::uint64_t input_address[2], output_address[2];
   alignas(64) std::byte ring[kRing * kChunk];
+  // The streamed allreduce: process p's inputs for the other (`parts`) and
+  // its sums for the other (`sums`), each a ring with its two words.
+  Word parts_staged[2], parts_consumed[2], sums_staged[2], sums_consumed[2];
+  alignas(64) std::byte parts[2][kRing * kChunk];
+  alignas(64) std::byte sums[2][kRing * kChunk];
 };
 
 void pin(int cpu) {
@@ -135,7 +147,7 @@ void writev_to(pid_t pid, std::uint64_t remote, const void* local, std::size_t b
   }
 }
 
-enum class Call { reduce, copy };
+enum class Call { reduce, copy, allreduce };
 enum class Way { split, streamed };
 
 struct Process {
@@ -146,7 +158,7 @@ struct Process {
   // back; source: what --fresh rewrites the input from.
   PlacedFloats input, output, scratch, sum, source;
   bool fresh = false;
-  std::uint64_t ops = 0, steps = 0, barriers = 0;
+  std::uint64_t ops = 0, steps = 0, allreduce_steps = 0, barriers = 0;
 
   void barrier() {
     ++barriers;
@@ -161,6 +173,27 @@ struct Process {
     const std::uint64_t op = ++ops;
     shared->announced[me].value.store(op, std::memory_order_release);
     wait_for(shared->announced[1 - me], op);
+    if (call == Call::allreduce) {
+      split_allreduce(n, cut);
+    } else {
+      split_one_receiver(call, n, cut);
+    }
+    shared->released[me].value.store(op, std::memory_order_release);
+    wait_for(shared->released[1 - me], op);
+  }
+
+  // Process 0 folds [0, cut), process 1 [cut, n), each into its own output
+  // and, written back, the other's.
+  void split_allreduce(std::size_t n, std::size_t cut) {
+    const std::size_t lo = me == 0 ? 0 : cut, hi = me == 0 ? cut : n;
+    if (hi == lo) return;
+    const std::size_t bytes = (hi - lo) * sizeof(float);
+    readv_from(peer, scratch.data(), shared->input_address[1 - me] + lo * sizeof(float), bytes);
+    fold(output.data() + lo, input.data() + lo, scratch.data(), hi - lo);
+    writev_to(peer, shared->output_address[1 - me] + lo * sizeof(float), output.data() + lo, bytes);
+  }
+
+  void split_one_receiver(Call call, std::size_t n, std::size_t cut) {
     const std::size_t es = sizeof(float);
     const bool receives = me == receiver(call);
     // The receiver takes [0, cut), the other [cut, n).
@@ -182,11 +215,40 @@ struct Process {
         if (!receives) writev_to(peer, their_output, sum.data(), bytes);
       }
     }
-    shared->released[me].value.store(op, std::memory_order_release);
-    wait_for(shared->released[1 - me], op);
+  }
+
+  // Process 0's part is the first half, process 1's the second. Chunk k of
+  // each goes: its input to the other (parts), folded there with the
+  // other's, the sum back (sums).
+  void streamed_allreduce(std::size_t n) {
+    const std::size_t half = n / 2, per_chunk = kChunk / sizeof(float);
+    const std::size_t mine = me == 0 ? 0 : half, theirs = me == 0 ? half : 0;
+    const std::size_t my_n = me == 0 ? half : n - half, their_n = n - my_n;
+    const int other = 1 - me;
+    for (std::size_t a = 0; a < std::max(my_n, their_n); a += per_chunk) {
+      const std::uint64_t step = ++allreduce_steps;  // the rings' words count these
+      const std::size_t slot = (step % kRing) * kChunk;
+      const std::size_t send = a < their_n ? std::min(per_chunk, their_n - a) : 0;
+      const std::size_t own = a < my_n ? std::min(per_chunk, my_n - a) : 0;
+      if (step > kRing) wait_for(shared->parts_consumed[me], step - kRing);
+      std::memcpy(shared->parts[me] + slot, input.data() + theirs + a, send * sizeof(float));
+      shared->parts_staged[me].value.store(step, std::memory_order_release);
+      wait_for(shared->parts_staged[other], step);
+      float* out = output.data() + mine + a;
+      fold(out, input.data() + mine + a,
+           reinterpret_cast<const float*>(shared->parts[other] + slot), own);
+      shared->parts_consumed[other].value.store(step, std::memory_order_release);
+      if (step > kRing) wait_for(shared->sums_consumed[me], step - kRing);
+      std::memcpy(shared->sums[me] + slot, out, own * sizeof(float));
+      shared->sums_staged[me].value.store(step, std::memory_order_release);
+      wait_for(shared->sums_staged[other], step);
+      std::memcpy(output.data() + theirs + a, shared->sums[other] + slot, send * sizeof(float));
+      shared->sums_consumed[other].value.store(step, std::memory_order_release);
+    }
   }
 
   void streamed(Call call, std::size_t n) {
+    if (call == Call::allreduce) return streamed_allreduce(n);
     const bool receives = me == receiver(call);
     const std::size_t per_chunk = kChunk / sizeof(float);
     for (std::size_t a = 0; a < n; a += per_chunk) {
@@ -233,10 +295,10 @@ struct Process {
   }
 
   void check(Call call, std::size_t n) {
-    if (me != receiver(call)) return;
+    if (call != Call::allreduce && me != receiver(call)) return;
     for (std::size_t i = 0; i < n; ++i) {
       const float x0 = static_cast<float>(i % 5), x1 = 1 + x0;
-      const float want = call == Call::reduce ? x0 + x1 : x0;
+      const float want = call == Call::copy ? x0 : x0 + x1;
       if (output[i] != want) {
         std::fprintf(stderr, "cross_process_floor: wrong result at element %zu: %g, not %g\n", i,
                      static_cast<double>(output[i]), static_cast<double>(want));
@@ -250,7 +312,7 @@ struct Process {
 void report(Process& p, Call call, std::size_t bytes) {
   const std::size_t n = bytes / sizeof(float);
   auto cut_of = [&](int sixteenths) { return n * sixteenths / 16; };
-  const double one_reader = p.time(Way::split, call, n, cut_of(16));
+  const double one_reader = call == Call::allreduce ? 0 : p.time(Way::split, call, n, cut_of(16));
   double best = 1e300;
   int best_cut = 16;
   for (int sixteenths = 0; sixteenths < 16; ++sixteenths) {
@@ -259,11 +321,16 @@ void report(Process& p, Call call, std::size_t bytes) {
   }
   const double streamed = p.time(Way::streamed, call, n, 0);
   if (p.me != 0) return;
-  const char* name = call == Call::reduce ? "reduce to one process" : "exscan (a copy)";
+  const char* name = call == Call::reduce ? "reduce to one process"
+                     : call == Call::copy ? "exscan (a copy)"
+                                          : "allreduce";
   std::printf("%s, %zu B per process:\n", name, bytes);
-  std::printf("  one reader (process_vm_readv%s)   %8.2f us\n",
-              call == Call::reduce ? " + fold" : "", one_reader);
-  std::printf("  split, best cut (receiver %2d/16)      %8.2f us\n", best_cut, best);
+  if (call != Call::allreduce) {
+    std::printf("  one reader (process_vm_readv%s)   %8.2f us\n",
+                call == Call::reduce ? " + fold" : "", one_reader);
+  }
+  std::printf("  split, best cut (%s %2d/16)      %8.2f us\n",
+              call == Call::allreduce ? "process 0" : "receiver ", best_cut, best);
   std::printf("  streamed through shared memory        %8.2f us\n", streamed);
   std::fflush(stdout);
 }
@@ -334,6 +401,7 @@ int main(int argc, char** argv) {
   for (std::size_t bytes : sizes) {
     report(p, Call::reduce, bytes);
     report(p, Call::copy, bytes);
+    report(p, Call::allreduce, bytes);
   }
   if (me == 1) return 0;
   int status = 0;
