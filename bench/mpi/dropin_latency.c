@@ -235,17 +235,6 @@ static void print_first_calls(const float* in, float* out, int rank) {
   }
 }
 
-/* The back-to-back loop (--back-to-back), as the widely used third-party
- * micro-benchmarks time a collective: `iterations` calls of MPI_X, root 0,
- * on the same buffers, with no barrier between them, so that a process
- * that may leave a call early (a reduce's non-root) starts the next one at
- * once. A rank's time is its mean per call; a row gives the average,
- * minimum and maximum over the ranks. The same program runs with and
- * without the library preloaded (dropin_latency.sh --back-to-back), so the
- * calls are MPI_X there, never PMPI_X; with --in-turns both, in one run.
- * Sizes: the send buffer's bytes, ×2
- * from 4 B; a scatter's block is that over the processes, rounded down (4 B
- * on 2 processes: 0 elements each, as those benchmarks call it). */
 /* One back-to-back block: `skip` calls, a barrier, then `iterations` calls
  * timed; the ranks' mean seconds per call, averaged over the ranks (as the
  * third-party benchmarks report), with their minimum and maximum at rank 0. */
@@ -281,6 +270,17 @@ static double median_of(double* values, int n) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+/* The back-to-back loop (--back-to-back), as the widely used third-party
+ * micro-benchmarks time a collective: `iterations` calls of MPI_X, root 0,
+ * on the same buffers, with no barrier between them, so that a process
+ * that may leave a call early (a reduce's non-root) starts the next one at
+ * once. A rank's time is its mean per call; a row gives the average,
+ * minimum and maximum over the ranks. The same program runs with and
+ * without the library preloaded (dropin_latency.sh --back-to-back), so the
+ * calls are MPI_X there, never PMPI_X; with --in-turns both, in one run.
+ * Sizes: the send buffer's bytes, ×2 from 4 B; a scatter's block is that
+ * over the processes, rounded down (4 B on 2 processes: 0 elements each,
+ * as those benchmarks call it). */
 static void back_to_back(const Options* o, float* in, float* out, int rank, int size) {
   if (rank == 0) {
     if (o->rounds > 0) {

@@ -20,10 +20,9 @@
 //   steer     node rank 0 compares the two processes' figures, tries the
 //             other way again where a size class never took it or not
 //             lately (sooner after the host changed), and switches a
-//             class to the
-//             single copy where it is cheaper by a quarter, back to the
-//             inline way where that is cheaper by a tenth (the inline way
-//             is the better bet with fresh inputs);
+//             class to the single copy where it is cheaper by a quarter,
+//             back to the inline way where that is cheaper by a tenth (the
+//             inline way is the better bet with fresh inputs);
 //   agree     a switch is one word per kind in the segment's header: from
 //             operation `from` on, the classes in `now` take the single
 //             copy, before it those in `before`. Rank 0 writes it only
