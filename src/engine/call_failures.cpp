@@ -98,7 +98,7 @@ Failure agreement_failure(const CallContext& ctx, bool relayed, bool any_invalid
   if (history_differs) {
     append(failure, Failure::of(ErrorKind::mismatch,
                                 "members disagreed in an earlier call that every member left "
-                                "without waiting for the others (each only contributed to it)"));
+                                "without waiting for all the others"));
   }
   return failure;
 }
@@ -140,7 +140,7 @@ void fail_agreement(const CallContext& ctx) {
     any_invalid |= theirs.invalid;
     relayed |= theirs.relayed;
     history_differs |= theirs.record->history_before != ctx.of(0).record->history_before;
-    if (theirs.ran_ahead) ran_ahead += (ran_ahead.empty() ? "" : ", ") + std::to_string(r);
+    if (ctx.left_early(r)) ran_ahead += (ran_ahead.empty() ? "" : ", ") + std::to_string(r);
   }
   Failure failure = agreement_failure(ctx, relayed, any_invalid, history_differs);
   // Members that ran ahead cannot throw in this call, and the others cannot
@@ -148,7 +148,7 @@ void fail_agreement(const CallContext& ctx) {
   const bool in_step = ran_ahead.empty() && !history_differs;
   if (!ran_ahead.empty()) {
     failure.text += "; member(s) " + ran_ahead +
-                    " had already returned from this call, having only contributed to it";
+                    " had already returned from this call without waiting for every member";
   }
   if (!in_step) failure.text += "; " + std::string(kNoLongerUsable);
   // The message may read other members' counts arrays: nobody leaves (and

@@ -35,9 +35,24 @@ struct CallContext {
   // The same for `word >= target`.
   void wait_for(const std::atomic<std::uint64_t>& word, std::uint64_t target, int rank,
                 const char* what) const;
+  // Whether members [0, upto) announced this call with valid arguments and
+  // member 0's history. Every member reads the same announcements.
+  bool agree_before(int upto) const {
+    const std::uint64_t history = of(0).history;
+    bool agreed = true;
+    for (int r = 0; r < upto; ++r) agreed &= !of(r).invalid & (of(r).history == history);
+    return agreed;
+  }
+  // Whether member r left this call without waiting for every member, as
+  // every member that compares concludes alike once all have announced.
+  bool left_early(int r) const {
+    const Leaving leaving = of(r).leaving;
+    return leaving == Leaving::runs_ahead ||
+           (leaving == Leaving::after_earlier && agree_before(r + 1));
+  }
   // Publishes this member's `done` and waits for everybody else's (but
-  // those who ran ahead, and so left already): after it, nobody reads
-  // anyone's buffers for this call any more.
+  // those who left early): after it, nobody reads anyone's buffers for
+  // this call any more.
   void finish_together(const char* what) const;
   // Records an exception thrown by the op on this member.
   void record_failure(const std::string& message) const;

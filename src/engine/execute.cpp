@@ -10,9 +10,11 @@
 //                      everywhere, before any data moves
 //   5. data phase      mailbox, tree or sliced, by the options and the size
 //
-// A member that only contributes to a small call returns after step 2
-// (mailbox.hpp); the members that wait check its history in this call, and
-// a later call's history still shows a disagreement nobody waited for.
+// A member that only contributes to a small call returns after step 2,
+// and one that needs only the members before it (a small scan's) after
+// waiting for those (mailbox.hpp); the members that wait check their
+// histories in this call, and a later call's history still shows a
+// disagreement nobody waited for.
 #include <cstring>
 
 #include "hreduce/error.hpp"
@@ -32,9 +34,9 @@ namespace hreduce::detail {
 namespace {
 
 // Kept out of arrive() so that the loop every call runs stays small.
-[[noreturn, gnu::cold, gnu::noinline]] void fail_arrival(const CallContext& ctx) {
+[[noreturn, gnu::cold, gnu::noinline]] void fail_arrival(const CallContext& ctx, int upto) {
   std::string missing;
-  for (int q = 0; q < ctx.size(); ++q) {
+  for (int q = 0; q < upto; ++q) {
     if (ctx.of(q).seq.load(std::memory_order_acquire) < ctx.seq) {
       missing += (missing.empty() ? "" : ", ") + std::to_string(q);
     }
@@ -42,20 +44,22 @@ namespace {
   fail_timeout(ctx, "members " + missing + " to arrive at call " + std::to_string(ctx.seq));
 }
 
-// The members from `r` on that have not arrived yet; charged to `waiting`
+// The members in [r, upto) that have not arrived yet; charged to `waiting`
 // (arrive() looks once first, off the clock).
-[[gnu::noinline]] void wait_for_arrivals(const CallContext& ctx, int r) {
+[[gnu::noinline]] void wait_for_arrivals(const CallContext& ctx, int r, int upto) {
   LevelScope scope(CallLevel::waiting);
-  for (; r < ctx.size(); ++r) {
-    if (!wait_at_least(ctx.of(r).seq, ctx.seq, ctx.deadline, ctx.team.waiting)) fail_arrival(ctx);
+  for (; r < upto; ++r) {
+    if (!wait_at_least(ctx.of(r).seq, ctx.seq, ctx.deadline, ctx.team.waiting)) {
+      fail_arrival(ctx, upto);
+    }
   }
 }
 
-void arrive(const CallContext& ctx) {
-  const int size = ctx.size();
-  for (int r = 0; r < size; ++r) {
+// Waits until members [0, upto) have announced this call.
+void arrive(const CallContext& ctx, int upto) {
+  for (int r = 0; r < upto; ++r) {
     if (ctx.of(r).seq.load(std::memory_order_acquire) < ctx.seq) {
-      wait_for_arrivals(ctx, r);
+      wait_for_arrivals(ctx, r, upto);
       break;
     }
   }
@@ -77,13 +81,16 @@ void prefetch_slot(const Announcement& slot, std::size_t input_bytes) {
   }
 }
 
-// A member that ran ahead has likely announced its next call already:
-// fetching that slot now overlaps the transfer with this call's work, where
-// the next call would wait for it. Sized for an input like this call's.
-void prefetch_next_slots(const CallContext& ctx, std::size_t input_bytes) {
+// A member among [0, upto) that left early has likely announced its next
+// call already: fetching that slot now overlaps the transfer with this
+// call's work, where the next call would wait for it. Sized for an input
+// like this call's.
+void prefetch_next_slots(const CallContext& ctx, std::size_t input_bytes, int upto) {
   const int next = static_cast<int>((ctx.seq + 1) % kSlots);
-  for (int r = 0; r < ctx.size(); ++r) {
-    if (ctx.of(r).ran_ahead) prefetch_slot<0>(ctx.controls[r].announce[next], input_bytes);
+  for (int r = 0; r < upto; ++r) {
+    if (ctx.of(r).leaving != Leaving::waits_for_all) {
+      prefetch_slot<0>(ctx.controls[r].announce[next], input_bytes);
+    }
   }
 }
 
@@ -139,7 +146,7 @@ void CallContext::finish_together(const char* what) const {
   auto& mine = team.control(me.rank).done;
   announce(mine, seq);
   for (int r = 0; r < size(); ++r) {
-    if (r != me.rank && !of(r).ran_ahead) wait_for(team.control(r).done, r, what);
+    if (r != me.rank && !left_early(r)) wait_for(team.control(r).done, r, what);
   }
   wake_blocked(mine, team.waiting);  // why this late: see execute_local()
 }
@@ -186,7 +193,7 @@ struct Announced {
   std::size_t in_n = 0;      // elements of its input (0 for invalid arguments)
   std::size_t in_bytes = 0;  // ... in bytes
   LocalPath path = LocalPath::sliced;
-  bool runs_ahead = false;  // it returns without waiting (mailbox.hpp)
+  Leaving leaving = Leaving::waits_for_all;  // mailbox.hpp
 };
 
 // What decide_local() decides the path from, for this call.
@@ -251,8 +258,8 @@ Announced announce_call(const CallContext& ctx) {
   a.in_bytes = a.in_n * call.op.elem_size;
   a.path = local_choice(local_facts(call, me.team, a.in_bytes)).path;
   const bool by_mailbox = a.path == LocalPath::mailbox;
-  a.runs_ahead = by_mailbox && may_run_ahead(call, me);
-  mine.ran_ahead = a.runs_ahead;
+  a.leaving = by_mailbox ? mailbox_leaving(call, me) : Leaving::waits_for_all;
+  mine.leaving = a.leaving;
   if (by_mailbox) copy_bytes(mine.payload_for(a.in_bytes), call.in, a.in_bytes);
   announce(mine.seq, ctx.seq);
   return a;
@@ -260,12 +267,12 @@ Announced announce_call(const CallContext& ctx) {
 
 // Step 4: every member's history must be member 0's, and nobody invalid.
 void check_agreement(const CallContext& ctx, std::size_t in_bytes) {
-  bool others_ran_ahead = false;
+  bool others_left_early = false;
   for (int r = 0; r < ctx.size(); ++r) {
     if (ctx.of(r).invalid || ctx.of(r).history != ctx.of(0).history) fail_agreement(ctx);
-    others_ran_ahead |= ctx.of(r).ran_ahead;
+    others_left_early |= ctx.of(r).leaving != Leaving::waits_for_all;
   }
-  if (others_ran_ahead) prefetch_next_slots(ctx, in_bytes);
+  if (others_left_early) prefetch_next_slots(ctx, in_bytes, ctx.size());
 }
 
 // Step 5.
@@ -303,15 +310,24 @@ void run_data_phase(const CallContext& ctx, const Announced& a) {
 
   const Announced a = announce_call(ctx);
   Announcement& mine = ctx.controls[me.rank].announce[slot];
-  if (a.runs_ahead) {
+  const auto leave_early = [&] {
     wake_blocked(mine.seq, team.waiting);
     prefetch_own_next_slot(ctx, a.in_bytes);
     ++me.calls_run_ahead;
     mailbox_collective(ctx, a.in_bytes);
-    return;
+  };
+  if (a.leaving == Leaving::runs_ahead) return leave_early();
+  if (a.leaving == Leaving::after_earlier) {
+    arrive(ctx, me.rank);
+    if (ctx.agree_before(me.rank + 1)) {
+      prefetch_next_slots(ctx, a.in_bytes, me.rank);
+      return leave_early();
+    }
+    // Not to be left early: every member concludes so alike (left_early)
+    // and compares as though this one waited for all.
   }
   me.calls_run_ahead = 0;
-  arrive(ctx);
+  arrive(ctx, ctx.size());
   me.everyone_reached = seq;
   // Waking blocked waiters only now takes the fence off the critical path
   // (by now the store has long been visible), and it cannot deadlock: a member

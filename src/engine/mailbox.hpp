@@ -22,6 +22,15 @@
 // kRunAheadLimit calls in a row it waits once, so that members that all run
 // ahead because they disagree (on the root, say) are caught.
 //
+// Leaving after the earlier members: in a scan or exscan, a member but the
+// first and the last needs only the members before it. It waits for their
+// announcements alone and, if they and it agree (valid arguments, member
+// 0's history), folds its prefix and leaves on the same terms as one that
+// ran ahead; the last member compares everyone. Otherwise it waits for
+// every member as in any other call. Whether it left is read from the
+// announcements alike by every member that compares
+// (CallContext::left_early).
+//
 // Every member folds in rank order, acc = x_0 ∘ x_1 ∘ …, exactly as the
 // sliced path does: the bits are the same whichever path a call takes.
 // Only ops that cannot throw come here: a member that returned early could
@@ -51,6 +60,23 @@ inline bool may_run_ahead(const Call& call, const MemberState& me) {
           : (call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan) &&
                 me.rank == 0;
   return only_contributes && me.team.members_may_run_ahead && me.calls_run_ahead < kRunAheadLimit;
+}
+
+// Whether this member, in a scan or exscan going by mailbox, needs only the
+// members before it: every member but the first (which runs ahead) and the
+// last (which compares everyone's announcement).
+inline bool may_leave_after_earlier(const Call& call, const MemberState& me) {
+  const bool needs_only_earlier =
+      (call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan) && me.rank > 0 &&
+      me.rank + 1 < me.team.size();
+  return needs_only_earlier && me.team.members_may_run_ahead && me.calls_run_ahead < kRunAheadLimit;
+}
+
+// How a member of a call going by mailbox leaves it.
+inline Leaving mailbox_leaving(const Call& call, const MemberState& me) {
+  if (may_run_ahead(call, me)) return Leaving::runs_ahead;
+  if (may_leave_after_earlier(call, me)) return Leaving::after_earlier;
+  return Leaving::waits_for_all;
 }
 
 // out = x_0 ∘ … ∘ x_{ranks-1} over elements [first, first + n) of the

@@ -183,7 +183,8 @@ void TeamState::restart() {
     for (Announcement& slot : control.announce) {
       slot.seq.store(0, std::memory_order_relaxed);
       slot.history = 0;
-      slot.invalid = slot.relayed = slot.ran_ahead = false;
+      slot.invalid = slot.relayed = false;
+      slot.leaving = Leaving::waits_for_all;
     }
     control.partial_ready.store(0, std::memory_order_relaxed);
     control.done.store(0, std::memory_order_relaxed);

@@ -99,6 +99,14 @@ struct CallRecord {
 // broken and throws, instead of waiting for a member that has left.
 inline constexpr std::uint64_t kBrokenSeq = UINT64_MAX;
 
+// How a member leaves a call, in its announcement (mailbox.hpp).
+enum class Leaving : std::uint8_t {
+  waits_for_all,  // after every member announced
+  runs_ahead,     // at once, having only contributed
+  after_earlier,  // a scan's or exscan's: once the members before it
+                  // announced, if they and it agree (CallContext::left_early)
+};
+
 struct alignas(kControlAlign) Announcement {
   // What every other member reads on every call shares the first line.
   std::atomic<std::uint64_t> seq{0};  // = call number once the fields below are set
@@ -106,9 +114,9 @@ struct alignas(kControlAlign) Announcement {
   // Comparing it checks this call's agreement and also every earlier call
   // that no member checked because all returned without waiting.
   std::uint64_t history = 0;
-  bool invalid = false;    // this member's arguments failed its local checks
-  bool relayed = false;    // ... or it relays another process's failure
-  bool ran_ahead = false;  // it returned without waiting for the others
+  bool invalid = false;  // this member's arguments failed its local checks
+  bool relayed = false;  // ... or it relays another process's failure
+  Leaving leaving = Leaving::waits_for_all;
   const void* in = nullptr;
   void* out = nullptr;
   void* total_out = nullptr;  // scan / exscan of a multi-process team
@@ -190,7 +198,8 @@ class MemberState {
   // Every other member has announced at least this call, so slots of calls
   // up to everyone_reached + kSlots - 1 are free to write.
   std::uint64_t everyone_reached = 0;
-  // Calls in a row this member returned from without waiting (mailbox.hpp).
+  // Calls in a row this member returned from without waiting for every
+  // member (mailbox.hpp).
   int calls_run_ahead = 0;
   std::map<std::tuple<int, int, int, bool>, TreeRole> plans;
   // A team spanning processes: this member's nonblocking calls, made by

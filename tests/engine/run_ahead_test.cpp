@@ -1,9 +1,10 @@
 // Members that only contribute to a small reduce, scan or exscan return
-// without waiting (src/engine/mailbox.hpp). They must run ahead only as far
-// as the slots allow, never let a later call overwrite a copy another member
-// still folds, deliver every result the sequential oracle gives, and bring
-// every error to every member without a hang, even when the members that
-// would have seen it had already left.
+// without waiting, and a small scan's other members but the last wait only
+// for the members before them (src/engine/mailbox.hpp). They must run ahead
+// only as far as the slots allow, never let a later call overwrite a copy
+// another member still folds, deliver every result the sequential oracle
+// gives, and bring every error to every member without a hang, even when
+// the members that would have seen it had already left.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -64,6 +65,22 @@ void until_error(int calls, FirstError& first, Fn&& call) {
       return;
     }
   }
+}
+
+// Scans of ones on every member of a team of `p` until each member's first
+// error, `calls` at most; member `bad` passes a null output in call
+// `bad_call`, and a wrong result is an error too.
+std::vector<FirstError> scans_until_error(Team& team, int p, int calls, int bad, int bad_call) {
+  std::vector<FirstError> first(p);
+  team.run([&](Member& m) {
+    until_error(calls, first[m.rank()], [&](int c) {
+      const long x = 1;
+      long result = 0;
+      m.scan(&x, m.rank() == bad && c == bad_call ? nullptr : &result, 1, op::sum);
+      if (result != m.rank() + 1) throw Error("wrong scan result");
+    });
+  });
+  return first;
 }
 
 }  // namespace
@@ -329,5 +346,124 @@ TEST_CASE("a late disagreement on the root is caught by the root", "[engine][run
     double expected = 0;
     for (int r = 0; r < 3; ++r) expected += 10.0 * root + r;
     CHECK(results[root] == expected);
+  }
+}
+
+TEST_CASE("a small scan's members wait only for the members before them", "[engine][run_ahead]") {
+  // Member 3 holds back: members 0, 1 and 2 need nothing from it, so each
+  // goes on into the slots' limit (member 0 runs ahead, 1 and 2 wait for
+  // those before them); without run_ahead none returns.
+  const bool exclusive = GENERATE(false, true);
+  const bool run_ahead = GENERATE(true, false);
+  constexpr int p = 4;
+  constexpr int calls = 40;
+  Team team = team_of(p, run_ahead);
+  std::atomic<int> returned{0};  // calls members 0, 1 and 2 returned from
+  int seen_before_last_started = -1;
+  std::vector<std::vector<long>> results(p, std::vector<long>(calls, -1));
+  team.run([&](Member& m) {
+    const int r = m.rank();
+    if (r == p - 1) {
+      if (run_ahead) CHECK(reaches(returned, 3 * (detail::kSlots - 1)));
+      std::this_thread::sleep_for(50ms);
+      seen_before_last_started = returned.load();
+    }
+    for (int c = 0; c < calls; ++c) {
+      long in = contribution(c, r);
+      if (exclusive) {
+        m.exscan(&in, &results[r][c], 1, op::sum);
+      } else {
+        m.scan(&in, &results[r][c], 1, op::sum);
+      }
+      in = -1;  // the call copied it
+      if (r < p - 1) ++returned;
+    }
+  });
+  INFO((exclusive ? "exscan" : "scan") << ", run_ahead " << run_ahead);
+  CHECK(seen_before_last_started == (run_ahead ? 3 * (detail::kSlots - 1) : 0));
+  for (int r = 0; r < p; ++r) {
+    for (int c = 0; c < calls; ++c) {
+      long expected = exclusive && r == 0 ? -1 : 0;  // exscan leaves member 0's out
+      for (int q = 0; q < (exclusive ? r : r + 1); ++q) expected += contribution(c, q);
+      INFO("member " << r << ", call " << c);
+      CHECK(results[r][c] == expected);
+    }
+  }
+}
+
+TEST_CASE("a scan's member 0 with a bad argument: nobody leaves early, the team stays usable",
+          "[engine][run_ahead]") {
+  // Member 0 does not go by mailbox then, and members 1 and 2 must see
+  // that it failed before leaving: every member throws in call 2.
+  constexpr int p = 4;
+  Team team = team_of(p);
+  const std::vector<FirstError> first = scans_until_error(team, p, 20, 0, 2);
+  for (int r = 0; r < p; ++r) {
+    INFO("member " << r << ": " << first[r].message);
+    CHECK(first[r].call == 2);
+    CHECK_THAT(first[r].message,
+               Catch::StartsWith("[ArgumentError] ") && Catch::Contains("out is a null pointer"));
+    CHECK_THAT(first[r].message, !Catch::Contains("had already returned"));
+  }
+  CHECK(team.usable());
+  std::vector<long> scanned(p, -1);
+  team.run([&](Member& m) {
+    const long x = 10 + m.rank();
+    m.scan(&x, &scanned[m.rank()], 1, op::sum);
+  });
+  CHECK(scanned == std::vector<long>{10, 21, 33, 46});
+}
+
+TEST_CASE("a bad argument on a scan's last member names every member that had left",
+          "[engine][run_ahead]") {
+  constexpr int p = 4;
+  Team team = team_of(p);
+  const std::vector<FirstError> first = scans_until_error(team, p, 40, p - 1, 2);
+  INFO(first[3].message);
+  CHECK(first[3].call == 2);
+  CHECK_THAT(first[3].message, Catch::StartsWith("[UnusableTeamError] ") &&
+                                   Catch::Contains("out is a null pointer") &&
+                                   Catch::Contains("member(s) 0, 1, 2 had already returned") &&
+                                   Catch::Contains("no longer usable"));
+  for (int r = 0; r < p - 1; ++r) {
+    INFO("member " << r << ": " << first[r].message);
+    CHECK(first[r].call > 2);
+    CHECK(first[r].call <= 2 + detail::kSlots);
+    CHECK_THAT(first[r].message,
+               Catch::StartsWith("[UnusableTeamError] ") && Catch::Contains("no longer usable"));
+  }
+}
+
+TEST_CASE("a scan's member that disagrees with those before it waits for everyone",
+          "[engine][run_ahead]") {
+  // In call 5 member 2 calls exscan, the others scan: members 0 and 1 agree
+  // and leave; member 2 sees member 0's history differ, so it waits for all
+  // and reports, as member 3 does.
+  constexpr int p = 4;
+  Team team = team_of(p);
+  std::vector<FirstError> first(p);
+  team.run([&](Member& m) {
+    until_error(40, first[m.rank()], [&](int c) {
+      const long x = 1;
+      long result = 0;
+      if (m.rank() == 2 && c == 5) {
+        m.exscan(&x, &result, 1, op::sum);
+      } else {
+        m.scan(&x, &result, 1, op::sum);
+      }
+    });
+  });
+  for (int r = 2; r < p; ++r) {
+    INFO("member " << r << ": " << first[r].message);
+    CHECK(first[r].call == 5);
+    CHECK_THAT(first[r].message, Catch::StartsWith("[UnusableTeamError] ") &&
+                                     Catch::Contains("exscan") &&
+                                     Catch::Contains("member(s) 0, 1 had already returned"));
+  }
+  for (int r = 0; r < 2; ++r) {
+    INFO("member " << r << ": " << first[r].message);
+    CHECK(first[r].call > 5);
+    CHECK(first[r].call <= 5 + detail::kSlots);
+    CHECK_THAT(first[r].message, Catch::Contains("no longer usable"));
   }
 }
