@@ -16,7 +16,8 @@
 // ArgumentError on every member, a user op that throws OpError, and the
 // team stays usable. One exception: in a small reduce, scan or exscan,
 // members that only contribute (not the root; member 0 of a scan) return
-// without waiting for the others, as MPI's eager sends do (see
+// without waiting for the others, as MPI's eager sends do, and a scan's
+// other members but the last wait only for the members before them (see
 // TeamOptions::run_ahead). If such a call fails, the members still in it
 // throw, those that had left throw at their next call, and the team is
 // unusable (UnusableTeamError). A member that never arrives makes the
@@ -83,10 +84,12 @@ struct TeamOptions {
   // threshold: Team::local_path says "mailbox"), a member that only
   // contributes copies its input and returns without waiting, up to 7
   // calls ahead of the slowest member, so back-to-back calls overlap
-  // instead of each waiting for a cross-core exchange. An error in such a
-  // call reaches that member only at its next call, and leaves the team
-  // unusable; false: every call waits for every member, and errors are
-  // reported in the call that caused them. Across the processes of a node
+  // instead of each waiting for a cross-core exchange; in a scan or exscan
+  // the other members but the last wait only for the members before them
+  // and leave likewise if those agree. An error in such a call reaches a
+  // member that left only at its next call, and leaves the team unusable;
+  // false: every call waits for every member, and errors are reported in
+  // the call that caused them. Across the processes of a node
   // (make_mpi_team), processes that only contribute to a reduce or scan of
   // at most 512 bytes per process run ahead the same way (docs/mpi.md).
   bool run_ahead = true;
