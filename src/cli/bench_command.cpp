@@ -46,6 +46,7 @@ CollectiveOptions collective_options(const Args& args, int radix) {
     options.tree = *shape;
   }
   options.tree_max_bytes = args.get_bytes("--tree-max-bytes", options.tree_max_bytes, 0);
+  options.tree_min_members = args.get_int("--tree-min-members", options.tree_min_members, 1);
   options.chunk_bytes = args.get_bytes("--chunk-bytes", options.chunk_bytes, 8);
   return options;
 }
@@ -106,9 +107,9 @@ std::vector<std::size_t> bench_sizes(std::size_t max_bytes, std::size_t step) {
 int bench_command(const std::vector<std::string>& argv) {
   std::set<std::string> valued = machine_valued_options();
   valued.insert({"--max-bytes", "--min-time-ms", "--step", "--algorithm", "--tree",
-                 "--tree-max-bytes", "--chunk-bytes", "--json", "--plot", "--implementations",
-                 "--collectives", "--types", "--settle-us", "--node-chunk-bytes",
-                 "--reproducibility", "--sizes"});
+                 "--tree-max-bytes", "--tree-min-members", "--chunk-bytes", "--json", "--plot",
+                 "--implementations", "--collectives", "--types", "--settle-us",
+                 "--node-chunk-bytes", "--reproducibility", "--sizes"});
   const Args args("hreduce bench", argv,
                   {"--mpi", "--no-shared-memory", "--zero-copy", "--no-run-ahead", "--breakdown"},
                   valued);
@@ -149,6 +150,12 @@ int bench_command(const std::vector<std::string>& argv) {
         team.topology().source().c_str(), team.topology().count(Level::package),
         team.topology().count(Level::numa), team.topology().count(Level::core),
         team.topology().pu_count());
+    const CollectiveOptions& o = options.collectives;
+    std::printf(
+        "options: algorithm %s, tree %s, tree_max_bytes %zu, tree_min_members %d, chunk_bytes "
+        "%zu, run_ahead %s\n",
+        std::string(to_string(o.algorithm)).c_str(), std::string(to_string(o.tree)).c_str(),
+        o.tree_max_bytes, o.tree_min_members, o.chunk_bytes, options.run_ahead ? "on" : "off");
   }
   const std::vector<std::size_t> sizes =
       args.has("--sizes") ? explicit_sizes(*args.get("--sizes")) : bench_sizes(max_bytes, step);

@@ -66,6 +66,8 @@ constexpr const char* kBenchOptions = R"(bench options:
   --algorithm A      automatic (default), tree or sliced
   --tree S           hierarchical (default), binomial, knomial, binary, flat, chain
   --tree-max-bytes B largest vector automatic sends down the tree (default 4096)
+  --tree-min-members N  teams of at least N members: automatic takes the tree (reduce,
+                     allreduce up to --tree-max-bytes), never the mailbox (default 8)
   --chunk-bytes B    sliced algorithm's chunk (default 16Ki)
 )";
 

@@ -470,6 +470,7 @@ expect_error "--max-bytes wants a byte count, an integer with an optional unit: 
 expect_error "--max-bytes wants at least 8 bytes, got '4B' (4 bytes)" --max-bytes 4B
 expect_error "--chunk-bytes wants a byte count" --chunk-bytes 16k4
 expect_error "--tree-max-bytes wants a byte count" --tree-max-bytes -1
+expect_error "--tree-min-members wants an integer >= 1, got '0'" --tree-min-members 0
 if "${hreduce}" bench --mpi --node-chunk-bytes 1.5Mi >"${tmp}/bad.out" 2>"${tmp}/bad.err"; then
   fail "'bench --mpi --node-chunk-bytes 1.5Mi' exited 0"
 elif ! grep -qF -- "--node-chunk-bytes wants a byte count" "${tmp}/bad.err"; then
@@ -479,9 +480,11 @@ fi
 units_out="${tmp}/units.out"
 "${hreduce}" bench --members 2 --max-bytes 1Ki --step 16 --min-time-ms 1 --settle-us 0 \
   --collectives reduce --implementations hreduce --chunk-bytes 4KiB --tree-max-bytes 0 \
-  >"${units_out}" 2>&1 || fail "bench with --max-bytes 1Ki --chunk-bytes 4KiB failed"
+  --tree-min-members 3 >"${units_out}" 2>&1 || fail "bench with --max-bytes 1Ki --chunk-bytes 4KiB failed"
 sizes=$(grep -E '^reduce ' "${units_out}" | awk '{print $3 $4}' | tr '\n' ' ')
 [[ "${sizes}" == "8B 128B 1KiB " ]] || fail "--max-bytes 1Ki --step 16 gave sizes '${sizes}', want 8 B, 128 B, 1 KiB"
+grep -qxF "options: algorithm automatic, tree hierarchical, tree_max_bytes 0, tree_min_members 3, chunk_bytes 4096, run_ahead on" \
+  "${units_out}" || fail "bench did not print the collective options it ran with"
 
 if [[ ${failures} -ne 0 ]]; then
   echo "${failures} failure(s)"
