@@ -1,5 +1,9 @@
 #include "src/model/explain.hpp"
 
+#include <optional>
+
+#include "src/model/local_decision_adapter.hpp"
+
 namespace hreduce::detail::model {
 namespace {
 
@@ -21,6 +25,16 @@ std::vector<Candidate> explain_candidates(const MachinePrices& prices, const Top
       ModelSettings s = chosen;
       s.options.algorithm = a;
       add("inside a process", a == Algorithm::tree ? "tree" : "sliced", s, false);
+    }
+    // The mailbox, where tree_min_members closes it (bench --tree-min-members).
+    const std::optional<Collective> collective = parse_collective(call.collective);
+    if (collective && layout.threads >= chosen.options.tree_min_members) {
+      ModelSettings s = chosen;
+      s.options.tree_min_members = layout.threads + 1;
+      const LocalDecision d =
+          local_path(kind_of(*collective), call.bytes_per_member, element_bytes(call.type),
+                     layout.threads, layout.threads * layout.processes, s.options);
+      if (d.path == LocalPath::mailbox) add("inside a process", "mailbox", s, false);
     }
   }
   if (layout.processes > 1 && settings.node_shared_memory) {

@@ -309,7 +309,8 @@ void NodeCall::whole_call_in_one_process() {
   }
   if (d.path == LocalPath::mailbox) {
     for (int j : all) stream(j, m_, Stream::copy, numa0, Level::inside_process, "announce");
-    synchronise(all, Level::waiting, "announcements", waiters_of(kind_));
+    // Each member's announcement is a line of its own, as the node level's.
+    meet_on_own_lines(all, "announcements", waiters_of(kind_));
     for (int j : all) {
       if (kind_ == CollectiveKind::reduce && j != 0) continue;
       const bool scan = kind_ == CollectiveKind::scan || kind_ == CollectiveKind::exscan;

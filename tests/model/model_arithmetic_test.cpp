@@ -276,6 +276,43 @@ TEST_CASE("sixteen members meet on their own lines, four reads in flight", "[mod
   CHECK(processes.levels[static_cast<int>(md::Level::waiting)] == Approx(5 * kOneWay));
 }
 
+TEST_CASE("a team of threads by mailbox meets on its own lines, as processes inline do",
+          "[model]") {
+  // Four threads, 8 B allreduce: the mailbox. Each member's announcement
+  // is its own line: the latest one, then the other three in one batch
+  // (two transfers), where one line taken in turn by all four cost four.
+  const md::Prediction four = predict({1, 1, 4}, {"allreduce", 8, "double"});
+  CHECK_THAT(four.decisions, Catch::Contains("mailbox"));
+  CHECK(four.levels[static_cast<int>(md::Level::waiting)] == Approx(2 * kOneWay));
+  // Sixteen threads, with tree_min_members above them: the mailbox waits
+  // as sixteen processes' inline announcements do (five transfers), and
+  // --explain offers it beside the tree and the sliced path.
+  pr::MachineDescription d = toy_machine();
+  d.topology = pr::describe(hreduce::Topology::synthetic("pack:1 numa:1 core:16 pu:1"));
+  const md::MachinePrices prices(d);
+  const hreduce::Topology node = md::topology_of(prices.topology());
+  md::ModelSettings open_mailbox;
+  open_mailbox.options.tree_min_members = 17;
+  const md::Prediction sixteen =
+      md::predict_hreduce(prices, node, {1, 1, 16}, {"allreduce", 8, "double"}, open_mailbox);
+  CHECK_THAT(sixteen.decisions, Catch::Contains("mailbox"));
+  CHECK(sixteen.levels[static_cast<int>(md::Level::waiting)] == Approx(5 * kOneWay));
+  int offered = 0;
+  for (const md::Candidate& c :
+       md::explain_candidates(prices, node, {1, 1, 16}, {"allreduce", 8, "double"}, {})) {
+    if (c.what != "mailbox") continue;
+    ++offered;
+    CHECK_FALSE(c.chosen);
+    CHECK(c.seconds == Approx(sixteen.seconds));
+  }
+  CHECK(offered == 1);
+  // Not where the mailbox could not take the call (1 KiB per member).
+  for (const md::Candidate& c :
+       md::explain_candidates(prices, node, {1, 1, 16}, {"allreduce", 1024, "double"}, {})) {
+    CHECK(c.what != "mailbox");
+  }
+}
+
 TEST_CASE("a reduce's or a scan's announcements cost one line transfer fewer", "[model]") {
   // Two members, 8 bytes: the mailbox. allreduce: both wait on both (two
   // transfers on the line); reduce and scans: only the later waits (one).
