@@ -55,17 +55,35 @@ namespace {
   }
 }
 
-// Waits until members [0, upto) have announced this call.
-void arrive(const CallContext& ctx, int upto) {
+// Waits until members [0, upto) have announced this call (or left a broken
+// team: abandon_slots marks their slots done).
+void wait_for_announcements(const CallContext& ctx, int upto) {
   for (int r = 0; r < upto; ++r) {
     if (ctx.of(r).seq.load(std::memory_order_acquire) < ctx.seq) {
       wait_for_arrivals(ctx, r, upto);
       break;
     }
   }
-  // A member that left a broken team marks its slots done (abandon_slots).
+}
+
+void arrive(const CallContext& ctx, int upto) {
+  wait_for_announcements(ctx, upto);
   if (ctx.team.broken.load(std::memory_order_relaxed)) {
     fail_broken(ctx.me, reported_kind(ctx.call));
+  }
+}
+
+// For a member that may leave after the members before it: those
+// announced this call. Only a slot marked done by a member that left
+// stops it here, not the team breaking meanwhile: the members that compare
+// conclude from the announcements alone that it left (left_early), so it
+// does, and learns of the break at its next call, as one that ran ahead.
+void arrive_before(const CallContext& ctx, int upto) {
+  wait_for_announcements(ctx, upto);
+  for (int r = 0; r < upto; ++r) {
+    if (ctx.of(r).seq.load(std::memory_order_relaxed) == kBrokenSeq) {
+      fail_broken(ctx.me, reported_kind(ctx.call));
+    }
   }
 }
 
@@ -318,7 +336,7 @@ void run_data_phase(const CallContext& ctx, const Announced& a) {
   };
   if (a.leaving == Leaving::runs_ahead) return leave_early();
   if (a.leaving == Leaving::after_earlier) {
-    arrive(ctx, me.rank);
+    arrive_before(ctx, me.rank);
     if (ctx.agree_before(me.rank + 1)) {
       prefetch_next_slots(ctx, a.in_bytes, me.rank);
       return leave_early();
