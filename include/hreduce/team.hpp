@@ -307,9 +307,10 @@ class Team {
   // "pipelined, " where a long allreduce overlaps its steps. Empty for a
   // team of one process. A call whose buffers overlap so that the single
   // copy cannot serve them takes the chunks. Where two processes pick
-  // between inline and the single copy by what each took lately (docs/mpi.md),
-  // "inline (measured)" or "single copy (measured)": the way the next such
-  // call takes. `bytes_per_member`: each
+  // between the single copy and the inline way or the chunks by what each
+  // took lately (docs/mpi.md), "inline (measured)", "chunks (measured)" or
+  // "single copy (measured)": the way the next such call takes.
+  // `bytes_per_member`: each
   // member's input (for reduce_scatter, the whole vector).
   std::string across_processes(Collective collective, std::size_t bytes_per_member) const;
   const Topology& topology() const;

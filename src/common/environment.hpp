@@ -28,7 +28,8 @@ inline constexpr EnvironmentVariable kEnvironment[] = {
     {"HREDUCE_NODE_SINGLE_COPY", "on",
      "teams over MPI: whether long reductions of two processes of a node read the other's "
      "memory in one copy (process_vm_readv) instead of the shared segment's chunks; on: "
-     "wherever the kernel allows; off: never; auto: per kind of call, where it won a race "
+     "wherever the kernel allows, but the chunks where they cost less lately; off: never; "
+     "auto: per kind of call, where it won a race "
      "against the chunks when the team was built (docs/mpi.md)"},
     {"HREDUCE_NODE_ASYMMETRIC_FENCE", "on",
      "off keeps a fence in every publication of a progress word (the node level's, the "

@@ -225,8 +225,8 @@ std::string InterProcessGroup::route(CollectiveKind kind, std::size_t bytes) con
     const NodeWay way = node_way(kind, node_bytes, 1, false, node_->shape(), scan && multi_node());
     // Where the node level picks its way by what each took lately: the
     // way it would take now.
-    if (const auto single = node_->measured_single_copy(kind, node_bytes, way)) {
-      text += *single ? "single copy (measured)" : "inline (measured)";
+    if (const auto measured = node_->measured_way(kind, node_bytes, way)) {
+      text += std::string(to_string(*measured)) + " (measured)";
     } else {
       text += std::string(to_string(way));
     }
@@ -304,7 +304,8 @@ std::string InterProcessGroup::explain(CollectiveKind kind, std::size_t bytes,
               "(process_vm_readv/writev) instead (a reduce or scan from "
            << kNodeSplitFoldBytes
            << " bytes with both processes folding; a reduce_scatter unless an output lies over "
-              "the input the other reads)";
+              "the input the other reads); above 8 KiB a call takes that or the inline way or "
+              "the chunks (by size), whichever cost less lately";
       explain_race(text);
     } else if (node_->size() > 1) {
       text << "; no single-copy access between processes (HREDUCE_NODE_SINGLE_COPY=off, or the "

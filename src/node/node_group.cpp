@@ -324,9 +324,8 @@ Failure NodeGroup::reduce(const NodeCallInfo& info, const NodeReduction& r) {
   // (way_by_measure.hpp says why).
   const bool single = takes_single_copy(measured, ops_ + 1);
   const std::uint64_t start = measured_ticks();
-  Failure failure =
-      reduce_by(single ? NodeWay::single_copy : NodeWay::inline_announcement, info, r);
-  if (!failure) record_way(measured, single, measured_ticks() - start);
+  Failure failure = reduce_by(single ? NodeWay::single_copy : streamed_way(way), info, r);
+  if (!failure) record_way(measured, single, ticks_per_64k(measured_ticks() - start, bytes));
   return failure;
 }
 

@@ -202,14 +202,14 @@ class NodeGroup {
   // The single copy's balanced cuts (cut_balance.hpp), for tests.
   const CutBalance& cut_balance() const { return cut_balance_; }
   // Calls of this process that either way could serve (way_by_measure.hpp)
-  // and that took the inline way [0] or the single copy [1], for tests.
+  // and that took the streamed way (inline or chunks) [0] or the single
+  // copy [1], for tests.
   std::array<std::uint64_t, 2> measured_calls() const { return measured_calls_; }
   // Where the way of a call of `kind` and `bytes` per process (of an op
   // that cannot throw, elements of at most a chunk), `way` by node_way(),
-  // goes by measure: whether this process's next such call would take the
-  // single copy; nothing where the size decides alone.
-  std::optional<bool> measured_single_copy(CollectiveKind kind, std::size_t bytes,
-                                           NodeWay way) const;
+  // goes by measure: the way this process's next such call would take;
+  // nothing where the size decides alone.
+  std::optional<NodeWay> measured_way(CollectiveKind kind, std::size_t bytes, NodeWay way) const;
   NodeShape shape() const { return {size_, chunk_, single_copy_, chunks_won_}; }
   // Whether publishing needs no fence (asymmetric_fence.hpp), as settled by
   // describe(); HREDUCE_NODE_ASYMMETRIC_FENCE=off in any process keeps it.
@@ -390,20 +390,29 @@ class NodeGroup {
   SingleCopyPlan single_copy_plan(const NodeReduction& r);
 
   // The measured ways (node_measured_way.cpp; the pure parts in
-  // way_by_measure.hpp): a call that both the inline way and the single
-  // copy can serve, by its kind's and size class's indices ({-1, -1}: any
-  // other). Decided from what every process of the node knows alike.
+  // way_by_measure.hpp): a call that both a streamed way (the inline one or
+  // the chunks) and the single copy can serve, by its kind's and size
+  // class's indices ({-1, -1}: any other), with the classes its kind's size
+  // gives to the single copy. Decided from what every process of the node
+  // knows alike.
   struct MeasuredCall {
     int kind = -1, size = -1;
+    std::uint8_t single_copy_by_size = 0;
   };
+  // The way that streams a measured call's inputs through the segment:
+  // the inline one where its size gives that, else the chunks.
+  static NodeWay streamed_way(NodeWay by_size) {
+    return by_size == NodeWay::single_copy ? NodeWay::chunks : by_size;
+  }
   MeasuredCall measured_call(CollectiveKind kind, std::size_t bytes, std::size_t elem_size,
                              NodeWay way) const;
   // Whether operation `op` takes the single copy for a measured call.
   bool takes_single_copy(MeasuredCall call, std::uint64_t op) const;
   Failure reduce_by(NodeWay way, const NodeCallInfo& info, const NodeReduction& r);
   void record_way(MeasuredCall call, bool single_copy, std::uint64_t ticks);
-  // Node rank 0: switches `kind`'s size classes to the way that pays.
-  void steer_ways(int kind);
+  // Node rank 0: switches the size classes of `call`'s kind to the way
+  // that pays.
+  void steer_ways(MeasuredCall call);
   SingleCopyPlan own_parts_plan(std::size_t es) const;
   struct Wanted;
   Failure reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan);

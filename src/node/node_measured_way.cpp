@@ -1,7 +1,7 @@
 // The measured ways, NodeGroup's part (way_by_measure.hpp has the picture):
 // which calls are measured, each process's figures, and node rank 0
-// steering a kind's size classes between the inline way and the single
-// copy.
+// steering a kind's size classes between the streamed way (inline or
+// chunks) and the single copy.
 #include "src/node/node_areas.hpp"
 #include "src/node/node_group.hpp"
 #include "src/node/way_by_measure.hpp"
@@ -22,31 +22,32 @@ WayFigures figures_of(const MeasuredClass& c, int way) {
 
 NodeGroup::MeasuredCall NodeGroup::measured_call(CollectiveKind kind, std::size_t bytes,
                                                  std::size_t elem_size, NodeWay way) const {
-  // Only where the inline way serves by size and the single copy could
-  // (two processes that reach each other, a kind the chunks did not win
-  // for): the same on every process, since all know the call's kind,
-  // length and op, and describe() settled the rest for all alike.
-  // The size first: it rules out most calls, the short ones, at once.
+  // Only where the single copy could serve (two processes that reach each
+  // other, a kind the chunks did not win the race for) and so could the
+  // streamed way, the inline one (by size) or the chunks (which serve
+  // every call the single copy does): the same on every process, since all
+  // know the call's kind, length and op, and describe() settled the rest
+  // for all alike. The size first: it rules out most calls, the short
+  // ones, at once.
   const int s = measured_size(bytes);
-  if (s < 0 || way != NodeWay::inline_announcement || size_ != 2 || !single_copy(kind) ||
-      elem_size > chunk_) {
+  if (s < 0 || way == NodeWay::chunks || size_ != 2 || !single_copy(kind) || elem_size > chunk_) {
     return {};
   }
   const int k = measured_kind(kind);
   if (k < 0) return {};
-  return {k, s};
+  return {k, s, single_copy_by_size(node_inline_bytes(size_, kind))};
 }
 
 bool NodeGroup::takes_single_copy(MeasuredCall call, std::uint64_t op) const {
   const std::uint64_t word = header().way_verdicts[call.kind].load(std::memory_order_acquire);
-  return (single_copy_sizes(word, op) >> call.size & 1) != 0;
+  return (single_copy_sizes(word, op, call.single_copy_by_size) >> call.size & 1) != 0;
 }
 
-std::optional<bool> NodeGroup::measured_single_copy(CollectiveKind kind, std::size_t bytes,
-                                                    NodeWay way) const {
+std::optional<NodeWay> NodeGroup::measured_way(CollectiveKind kind, std::size_t bytes,
+                                               NodeWay way) const {
   const MeasuredCall call = measured_call(kind, bytes, 1, way);
   if (call.kind < 0) return std::nullopt;
-  return takes_single_copy(call, ops_ + 1);
+  return takes_single_copy(call, ops_ + 1) ? NodeWay::single_copy : streamed_way(way);
 }
 
 void NodeGroup::record_way(MeasuredCall call, bool single_copy, std::uint64_t ticks) {
@@ -62,10 +63,11 @@ void NodeGroup::record_way(MeasuredCall call, bool single_copy, std::uint64_t ti
   mine.calls[w].store(figures.calls, std::memory_order_relaxed);
   mine.run[w].store(figures.run, std::memory_order_relaxed);
   mine.last[w].store(figures.last, std::memory_order_relaxed);
-  if (rank_ == 0) steer_ways(call.kind);
+  if (rank_ == 0) steer_ways(call);
 }
 
-void NodeGroup::steer_ways(int kind) {
+void NodeGroup::steer_ways(MeasuredCall call) {
+  const int kind = call.kind;
   // Reading the other process's figures costs a transfer of its lines:
   // twice per kNodeSlots operations at most.
   if (ops_ < measured_next_steer_[kind]) return;
@@ -74,15 +76,16 @@ void NodeGroup::steer_ways(int kind) {
   const std::uint64_t word = verdict.load(std::memory_order_relaxed);  // only rank 0 writes it
   const std::uint64_t since = decode(word).from;
   if (ops_ < since + kNodeSlots) return;  // the last switch is too recent
-  const std::uint8_t now = single_copy_sizes(word, ops_);
-  std::uint8_t wanted = now;
+  const std::uint8_t other_now = other_way_sizes(word, ops_);
+  const std::uint8_t single_now = single_copy_sizes(word, ops_, call.single_copy_by_size);
+  std::uint8_t wanted = other_now;
   for (int s = 0; s < kMeasuredSizes; ++s) {
     ClassFigures figures;
     for (int q = 0; q < 2; ++q) {
       const MeasuredClass& theirs = area(q).measured[kind][s];
       for (int w = 0; w < 2; ++w) figures[q][w] = figures_of(theirs, w);
     }
-    const bool single = (now >> s & 1) != 0;
+    const bool single = (single_now >> s & 1) != 0;
     Remeasure& remeasure = measured_remeasure_[kind][s];
     const WayStep step = next_way_step(figures, single, since, ops_, remeasure.after);
     // The switch below is not refused: it lies kNodeSlots after `since`.

@@ -16,6 +16,14 @@ int measured_kind(CollectiveKind kind) {
   }
 }
 
+std::uint8_t single_copy_by_size(std::size_t inline_bytes) {
+  std::uint8_t classes = 0;
+  for (int s = 0; s < kMeasuredSizes; ++s) {
+    if ((std::size_t{8 * 1024} << s) >= inline_bytes) classes |= static_cast<std::uint8_t>(1u << s);
+  }
+  return classes;
+}
+
 namespace {
 constexpr int kFromShift = 16;
 }  // namespace
@@ -29,7 +37,7 @@ WayVerdict decode(std::uint64_t word) {
           static_cast<std::uint8_t>(word)};
 }
 
-std::uint8_t single_copy_sizes(std::uint64_t word, std::uint64_t op) {
+std::uint8_t other_way_sizes(std::uint64_t word, std::uint64_t op) {
   const WayVerdict verdict = decode(word);
   return op >= verdict.from ? verdict.now : verdict.before;
 }

@@ -1,31 +1,38 @@
-// Where both the inline way and the single copy can serve a call of two
-// processes (above 8 KiB up to the inline limit), which one takes it is
-// decided by what each took lately, not by its size alone.
+// Where two ways can serve a call of two processes, which one takes it is
+// decided by what each took lately, not by its size alone: above 8 KiB up
+// to the inline limit the inline way or the single copy, above the inline
+// limit the chunks or the single copy.
 //
-// Which is faster is not a property of the size. The inline way copies
-// every input through the segment, from one core's cache to the other's;
-// the single copy reads the other's input where it lies, which a loop on
-// unchanged inputs finds in its cache from the call before. On a host
-// whose transfers between cores slow down 4-9x for seconds at a time, the
-// inline reduce of 64 KiB took 3 us or 24 us by the second, the single
-// copy 8.5-9.8 us either way; with inputs rewritten before each call the
-// inline way won throughout (docs/performance.md, "Fresh inputs").
+// Which is faster is not a property of the size. The inline way and the
+// chunks stream every input through the segment, from one core's cache to
+// the other's; the single copy reads the other's input where it lies,
+// which a loop on unchanged inputs finds in its cache from the call
+// before. On a host whose transfers between cores slow down 4-9x for
+// seconds at a time, the inline reduce of 64 KiB took 3 us or 24 us by the
+// second, the single copy 8.5-9.8 us either way; with inputs rewritten
+// before each call the inline way won throughout (docs/performance.md,
+// "Fresh inputs"). Above the inline limit the chunks ran an allreduce of
+// 1 MiB in 82 us in the quick seconds and 540 in the slow ones, the single
+// copy in 120-131 either way.
 //
 //   measure   each process times each such call and keeps, per kind, size
-//             class and way, the mean of its latest calls' times (halved
-//             sums, so old calls fade) and how many calls in a row took
-//             that way (its ProcessArea). A mean, not a moving average: a
-//             process that runs ahead pays now and then for many calls at
-//             once, when it has to wait for the slots;
+//             class and way (streamed: inline or chunks by size; or the
+//             single copy), the mean of its latest calls' times per
+//             64 KiB (halved sums, so old calls fade) and how many calls
+//             in a row took that way (its ProcessArea). A mean, not a
+//             moving average: a process that runs ahead pays now and
+//             then for many calls at once, when it has to wait for the
+//             slots;
 //   steer     node rank 0 compares the two processes' figures, tries the
 //             other way again where a size class never took it or not
 //             lately (sooner after the host changed), and switches a
 //             class to the single copy where it is cheaper by a quarter,
-//             back to the inline way where that is cheaper by a tenth (the
-//             inline way is the better bet with fresh inputs);
+//             back to the streamed way where that is cheaper by a tenth
+//             (the better bet with fresh inputs);
 //   agree     a switch is one word per kind in the segment's header: from
-//             operation `from` on, the classes in `now` take the single
-//             copy, before it those in `before`. Rank 0 writes it only
+//             operation `from` on, the classes in `now` take the way their
+//             size does not give, before it those in `before` (so a zeroed
+//             word leaves every class to its size). Rank 0 writes it only
 //             kNodeSlots or more operations after the previous switch took
 //             effect, and sets `from` 2 * kNodeSlots ahead. No process can
 //             be more than kNodeSlots operations away from another (the
@@ -53,12 +60,13 @@ namespace hreduce::detail {
 
 // The kinds with a measured way, as kNodeRacedKinds orders them
 // (reduce_scatter_block goes as reduce_scatter), and the size classes:
-// above 8 KiB up to 16, 32, 64 and 128 KiB (the inline limit of a reduce,
-// scan or exscan; the others' is 16 KiB). At 4 KiB the inline way stayed
-// ahead of Open MPI in every round measured, in the host's slow seconds
-// too (docs/performance.md), so nothing is tried there.
+// above 8 KiB up to 16, 32, ..., 1024 KiB, and above 1 MiB. The inline
+// limit (16 KiB; a reduce's, scan's or exscan's 128 KiB) is a class's
+// bound. At 4 KiB the inline way stayed ahead of Open MPI in every round
+// measured, in the host's slow seconds too (docs/performance.md), so
+// nothing is tried there.
 inline constexpr int kMeasuredKinds = 5;
-inline constexpr int kMeasuredSizes = 4;
+inline constexpr int kMeasuredSizes = 8;
 // A run's first calls still pay for what came before (a process that ran
 // up to kNodeSlots operations ahead is waited for) and, a class's first,
 // for the first touch of every announcement slot's pages: they count in
@@ -85,16 +93,21 @@ inline constexpr std::uint64_t kRemeasureMost = std::uint64_t{1} << 16;
 
 // The measured kind's index (0 to kMeasuredKinds - 1), or -1 for none.
 int measured_kind(CollectiveKind kind);
-// The size class of a call of `bytes` per process, or -1 outside
-// (8 KiB, 128 KiB]; inline, since every node call asks.
+// The size class of a call of `bytes` per process, or -1 for 8 KiB or
+// less; inline, since every node call asks.
 inline int measured_size(std::size_t bytes) {
   constexpr std::size_t kAbove = 8 * 1024;
-  if (bytes <= kAbove || bytes > kAbove << kMeasuredSizes) return -1;
-  return static_cast<int>(std::bit_width((bytes - 1) / kAbove)) - 1;
+  if (bytes <= kAbove) return -1;
+  const int s = static_cast<int>(std::bit_width((bytes - 1) / kAbove)) - 1;
+  return s < kMeasuredSizes ? s : kMeasuredSizes - 1;
 }
+// The classes whose calls all lie above `inline_bytes` (a class's bound):
+// those the single copy serves by size.
+std::uint8_t single_copy_by_size(std::size_t inline_bytes);
 
 // One kind's word: from operation `from` on, the size classes whose bits
-// are set in `now` take the single copy; before it, those in `before`.
+// are set in `now` take the way their size does not give; before it,
+// those in `before`.
 struct WayVerdict {
   std::uint64_t from = 0;
   std::uint8_t now = 0, before = 0;
@@ -102,11 +115,16 @@ struct WayVerdict {
 };
 std::uint64_t encode(const WayVerdict& verdict);
 WayVerdict decode(std::uint64_t word);
-// The classes that take the single copy in operation `op`.
-std::uint8_t single_copy_sizes(std::uint64_t word, std::uint64_t op);
+// The classes that take the way their size does not give in operation `op`.
+std::uint8_t other_way_sizes(std::uint64_t word, std::uint64_t op);
+// The classes that take the single copy in operation `op`, of a kind whose
+// size gives it to the classes `by_size`.
+inline std::uint8_t single_copy_sizes(std::uint64_t word, std::uint64_t op, std::uint8_t by_size) {
+  return static_cast<std::uint8_t>(by_size ^ other_way_sizes(word, op));
+}
 // Rank 0, after operation `op`: the word that makes the classes in
-// `wanted` take the single copy, or nothing where they already do or the
-// last switch is less than `slots` operations old.
+// `wanted` take the way their size does not give, or nothing where they
+// already do or the last switch is less than `slots` operations old.
 std::optional<std::uint64_t> switched(std::uint64_t word, std::uint64_t op, std::uint8_t wanted,
                                       std::uint64_t slots);
 
@@ -118,7 +136,8 @@ struct WayFigures {
   std::uint64_t last = 0;   // the operation of its latest call this way
   std::uint64_t mean() const { return calls == 0 ? 0 : ticks / calls; }
 };
-// One class, as rank 0 sees it: [process][way], way 0 inline, 1 single copy.
+// One class, as rank 0 sees it: [process][way], way 0 streamed (inline or
+// chunks, by size), 1 the single copy.
 using ClassFigures = WayFigures[2][2];
 // Rank 0's step for one class after operation `op`, the class's way
 // having been switched to in operation `since`:
@@ -127,7 +146,7 @@ using ClassFigures = WayFigures[2][2];
 //   retry    the other way's figures are missing or older than
 //            `remeasure_after` operations: take it again to measure it;
 //   switch   the other way is cheaper (by a quarter to the single copy,
-//            a tenth back to the inline way, the better bet with fresh
+//            a tenth back to the streamed way, the better bet with fresh
 //            inputs).
 enum class WayStep { wait, keep, retry, switch_way };
 WayStep next_way_step(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
@@ -150,6 +169,14 @@ Remeasure after_step(Remeasure remeasure, WayStep step);
 // restarts with a run.
 WayFigures after_call(WayFigures figures, bool same_way_as_before, std::uint64_t ticks,
                       std::uint64_t op);
+
+// A call's `ticks` per 64 KiB of its `bytes`: what a class's figures keep,
+// so that their mean holds over calls of different sizes (a class spans
+// twice its least size, the last any size above 1 MiB; the way tried
+// after a change of size is not judged by the calls before it).
+inline std::uint64_t ticks_per_64k(std::uint64_t ticks, std::size_t bytes) {
+  return bytes == 0 ? ticks : ticks * 65536 / bytes;
+}
 
 // What a call's time is counted in: the time stamp counter where there is
 // one (cheaper to read than the clock), which every core of a machine counts

@@ -65,10 +65,10 @@ TEST_CASE("across_processes says what each call moves between processes", "[hybr
       pair.team(0).explain(Collective::allreduce, 1 << 20).find("process_vm_readv") !=
       std::string::npos;
   if (!single) CHECK_FALSE(copies);
-  const std::string beyond_inline = copies ? "single copy" : "chunks";
+  const std::string beyond_inline = copies ? "single copy (measured)" : "chunks";
   const Team& two = pair.team(0);
   // Two processes: 16 KiB inline (a reduce's, scan's or exscan's 128 KiB), then one copy; above
-  // 8 KiB, where both serve, by measure (inline until tried otherwise).
+  // 8 KiB, where the single copy serves, by measure (the size's way until tried otherwise).
   const std::string measured = copies ? "inline (measured)" : "inline";
   CHECK(two.across_processes(Collective::allreduce, 8) == "inline");
   CHECK(two.across_processes(Collective::allreduce, 8192) == "inline");

@@ -647,14 +647,14 @@ TEST_CASE("parts of the total through the single copy give what the chunks give"
   for (int k = 0; k < P; ++k) CHECK(said[k] == "");
 }
 
-TEST_CASE("where both ways serve a call, the two processes switch between them alike",
-          "[node][conformance]") {
-  // A reduce and an exscan of 16 KiB, in turns, on inputs that change with
-  // every call: each kind's class takes the inline way first, then tries
-  // the single copy (src/node/way_by_measure.hpp), whichever proves
-  // cheaper here; every result is checked, whichever way served it.
-  constexpr int kCalls = 900;      // per kind
-  constexpr std::size_t n = 1024;  // Affine (16 B): 16 KiB per process
+// Two kinds of calls of `n` elements (Affine, 16 B) in turns, `calls` of
+// each, on inputs that change with every call, every result checked
+// against the fold, whichever way served it. Each kind's class takes its
+// size's way first, then tries the other (src/node/way_by_measure.hpp),
+// whichever proves cheaper here: every call was measured, both ways were
+// taken, and each the same number of times in both processes.
+void check_both_ways_taken_alike(CollectiveKind first, CollectiveKind second, std::size_t n,
+                                 int calls) {
   const SingleCopyEnvironment setting(nullptr);
   std::array<std::array<std::uint64_t, 2>, 2> ways{};
   auto said = on_node(2, [&](NodeGroup& g, int rank) -> std::string {
@@ -662,8 +662,8 @@ TEST_CASE("where both ways serve a call, the two processes switch between them a
     if (!g.single_copy()) return "no single copy between the two";
     const ErasedOp op = non_throwing_affine();
     std::vector<Affine> in(n), out(n);
-    for (int c = 0; c < 2 * kCalls; ++c) {
-      const CollectiveKind kind = c % 2 == 0 ? CollectiveKind::reduce : CollectiveKind::exscan;
+    for (int c = 0; c < 2 * calls; ++c) {
+      const CollectiveKind kind = c % 2 == 0 ? first : second;
       const std::size_t shift = static_cast<std::size_t>(c);
       for (std::size_t i = 0; i < n; ++i) in[i] = affine_input(rank, i + shift);
       std::fill(out.begin(), out.end(), Affine{0, 0});
@@ -683,12 +683,22 @@ TEST_CASE("where both ways serve a call, the two processes switch between them a
   });
   CHECK(said[0] == "");
   CHECK(said[1] == "");
-  // Every call was measured, both ways were taken, and each the same
-  // number of times in both processes.
   CHECK(ways[0] == ways[1]);
-  CHECK(ways[0][0] + ways[0][1] == 2 * kCalls);
+  CHECK(ways[0][0] + ways[0][1] == static_cast<std::uint64_t>(2 * calls));
   CHECK(ways[0][0] > 0);
   CHECK(ways[0][1] > 0);
+}
+
+TEST_CASE("where both ways serve a call, the two processes switch between them alike",
+          "[node][conformance]") {
+  SECTION("the inline way or the single copy: a reduce and an exscan of 16 KiB") {
+    check_both_ways_taken_alike(CollectiveKind::reduce, CollectiveKind::exscan, 1024, 900);
+  }
+  SECTION("the chunks or the single copy: an allreduce and a scan of 256 KiB") {
+    // Above their inline limits (16 and 128 KiB); the scan's single copy
+    // with its balanced cut.
+    check_both_ways_taken_alike(CollectiveKind::allreduce, CollectiveKind::scan, 16384, 900);
+  }
 }
 
 TEST_CASE("a node broadcast hands the root's bytes to every process", "[node]") {

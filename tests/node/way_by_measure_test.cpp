@@ -23,7 +23,7 @@ WayFigures taken(std::uint32_t calls, std::uint64_t ticks, std::uint64_t last) {
 
 }  // namespace
 
-TEST_CASE("the measured classes: above 8 KiB up to 16, 32, 64 and 128 KiB, by kind") {
+TEST_CASE("the measured classes: above 8 KiB up to 16, 32, ..., 1024 KiB and above, by kind") {
   CHECK(measured_size(4096) == -1);
   CHECK(measured_size(8192) == -1);
   CHECK(measured_size(8193) == 0);
@@ -34,7 +34,23 @@ TEST_CASE("the measured classes: above 8 KiB up to 16, 32, 64 and 128 KiB, by ki
   CHECK(measured_size(65536) == 2);
   CHECK(measured_size(65537) == 3);
   CHECK(measured_size(131072) == 3);
-  CHECK(measured_size(131073) == -1);
+  CHECK(measured_size(131073) == 4);
+  CHECK(measured_size(262144) == 4);
+  CHECK(measured_size(524288) == 5);
+  CHECK(measured_size(524289) == 6);
+  CHECK(measured_size(1048576) == 6);
+  CHECK(measured_size(1048577) == 7);
+  CHECK(measured_size(std::size_t{1} << 40) == 7);
+  // The inline limits are classes' bounds: 16 KiB (allreduce,
+  // reduce_scatter on two processes), 128 KiB (reduce, scan, exscan).
+  CHECK(single_copy_by_size(16384) == 0b11111110);
+  CHECK(single_copy_by_size(131072) == 0b11110000);
+  // A class's figures are per 64 KiB, so that 2 and 4 MiB calls of the
+  // same speed (one class) weigh alike.
+  CHECK(ticks_per_64k(1000, 65536) == 1000);
+  CHECK(ticks_per_64k(64000, 2 << 20) == 2000);
+  CHECK(ticks_per_64k(128000, 4 << 20) == 2000);
+  CHECK(ticks_per_64k(1000, 16384) == 4000);
   CHECK(measured_kind(CollectiveKind::allreduce) == 0);
   CHECK(measured_kind(CollectiveKind::reduce) == 1);
   CHECK(measured_kind(CollectiveKind::reduce_scatter) == 2);
@@ -44,12 +60,20 @@ TEST_CASE("the measured classes: above 8 KiB up to 16, 32, 64 and 128 KiB, by ki
   CHECK(measured_kind(CollectiveKind::barrier) == -1);
 }
 
-TEST_CASE("a verdict word says which classes take the single copy before and from its operation") {
-  const WayVerdict v{1000, 0b101, 0b010};
+TEST_CASE(
+    "a verdict word says which classes leave their size's way before and from its operation") {
+  const WayVerdict v{1000, 0b10000101, 0b010};
   CHECK(decode(encode(v)) == v);
-  CHECK(single_copy_sizes(encode(v), 999) == 0b010);
-  CHECK(single_copy_sizes(encode(v), 1000) == 0b101);
-  CHECK(single_copy_sizes(0, 1) == 0);  // a new segment: every class inline
+  CHECK(other_way_sizes(encode(v), 999) == 0b010);
+  CHECK(other_way_sizes(encode(v), 1000) == 0b10000101);
+  // Inline up to 128 KiB: those classes take the single copy where the
+  // word says; above it the single copy but where the word says (chunks).
+  const std::uint8_t by_size = 0b11110000;
+  CHECK(single_copy_sizes(encode(v), 999, by_size) == 0b11110010);
+  CHECK(single_copy_sizes(encode(v), 1000, by_size) == 0b01110101);
+  // A new segment: every class takes its size's way.
+  CHECK(single_copy_sizes(0, 1, by_size) == by_size);
+  CHECK(single_copy_sizes(0, 1, 0) == 0);
 }
 
 TEST_CASE("a switch waits for the last one, and takes effect two rounds of slots ahead") {
@@ -69,15 +93,15 @@ TEST_CASE("every operation another process may decide reads the same classes in 
   std::uint64_t word = 0;
   int switches = 0;
   for (std::uint64_t op = 1; op < 20000; op += 1 + random() % 40) {
-    const auto wanted = static_cast<std::uint8_t>(random() % 8);
+    const auto wanted = static_cast<std::uint8_t>(random() % 256);
     const auto next = switched(word, op, wanted, kSlots);
     if (!next) continue;
     ++switches;
     for (std::uint64_t other = op - kSlots; other <= op + kSlots; ++other) {
       INFO("switch at " << op << ", operation " << other);
-      REQUIRE(single_copy_sizes(word, other) == single_copy_sizes(*next, other));
+      REQUIRE(other_way_sizes(word, other) == other_way_sizes(*next, other));
     }
-    CHECK(single_copy_sizes(*next, op + 2 * kSlots) == wanted);
+    CHECK(other_way_sizes(*next, op + 2 * kSlots) == wanted);
     word = *next;
   }
   CHECK(switches > 50);
