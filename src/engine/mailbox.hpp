@@ -51,31 +51,22 @@ inline thread_local std::uint64_t mailbox_calls_on_this_thread = 0;
 // Calls in a row a member may return from without waiting.
 inline constexpr int kRunAheadLimit = 32;
 
-// Whether this member, in a call going by mailbox, only contributes and so
-// may return without waiting for the others.
-inline bool may_run_ahead(const Call& call, const MemberState& me) {
-  const bool only_contributes =
-      call.kind == CollectiveKind::reduce
-          ? me.rank != call.root
-          : (call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan) &&
-                me.rank == 0;
-  return only_contributes && me.team.members_may_run_ahead && me.calls_run_ahead < kRunAheadLimit;
-}
-
-// Whether this member, in a scan or exscan going by mailbox, needs only the
-// members before it: every member but the first (which runs ahead) and the
-// last (which compares everyone's announcement).
-inline bool may_leave_after_earlier(const Call& call, const MemberState& me) {
-  const bool needs_only_earlier =
-      (call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan) && me.rank > 0 &&
-      me.rank + 1 < me.team.size();
-  return needs_only_earlier && me.team.members_may_run_ahead && me.calls_run_ahead < kRunAheadLimit;
-}
-
-// How a member of a call going by mailbox leaves it.
+// How a member of a call going by mailbox leaves it: without waiting where
+// it only contributes (a reduce's member but the root, a scan's or exscan's
+// first); after the members before it where it needs only theirs (a scan's
+// or exscan's members but the first and the last, which compares
+// everyone's announcement); else once every member announced. Leaving
+// early asks the team's run_ahead and at most kRunAheadLimit such calls in
+// a row.
 inline Leaving mailbox_leaving(const Call& call, const MemberState& me) {
-  if (may_run_ahead(call, me)) return Leaving::runs_ahead;
-  if (may_leave_after_earlier(call, me)) return Leaving::after_earlier;
+  if (!me.team.members_may_run_ahead || me.calls_run_ahead >= kRunAheadLimit) {
+    return Leaving::waits_for_all;
+  }
+  const bool scan = call.kind == CollectiveKind::scan || call.kind == CollectiveKind::exscan;
+  if (call.kind == CollectiveKind::reduce ? me.rank != call.root : scan && me.rank == 0) {
+    return Leaving::runs_ahead;
+  }
+  if (scan && me.rank + 1 < me.team.size()) return Leaving::after_earlier;
   return Leaving::waits_for_all;
 }
 
