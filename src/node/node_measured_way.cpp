@@ -77,7 +77,7 @@ void NodeGroup::steer_ways(MeasuredCall call) {
   const std::uint64_t since = decode(word).from;
   if (ops_ < since + kNodeSlots) return;  // the last switch is too recent
   const std::uint8_t other_now = other_way_sizes(word, ops_);
-  const std::uint8_t single_now = single_copy_sizes(word, ops_, call.single_copy_by_size);
+  const auto single_now = static_cast<std::uint8_t>(call.single_copy_by_size ^ other_now);
   std::uint8_t wanted = other_now;
   for (int s = 0; s < kMeasuredSizes; ++s) {
     ClassFigures figures;

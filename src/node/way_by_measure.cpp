@@ -1,6 +1,7 @@
 #include "src/node/way_by_measure.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace hreduce::detail {
 
@@ -17,11 +18,11 @@ int measured_kind(CollectiveKind kind) {
 }
 
 std::uint8_t single_copy_by_size(std::size_t inline_bytes) {
-  std::uint8_t classes = 0;
-  for (int s = 0; s < kMeasuredSizes; ++s) {
-    if ((std::size_t{8 * 1024} << s) >= inline_bytes) classes |= static_cast<std::uint8_t>(1u << s);
-  }
-  return classes;
+  // Class s starts above 8 KiB << s: the first class wholly above the
+  // limit is the bit width of (limit - 1) / 8 KiB.
+  const int first =
+      inline_bytes == 0 ? 0 : static_cast<int>(std::bit_width((inline_bytes - 1) / (8 * 1024)));
+  return first >= kMeasuredSizes ? 0 : static_cast<std::uint8_t>(0xFFu << first);
 }
 
 namespace {

@@ -45,6 +45,9 @@ TEST_CASE("the measured classes: above 8 KiB up to 16, 32, ..., 1024 KiB and abo
   // reduce_scatter on two processes), 128 KiB (reduce, scan, exscan).
   CHECK(single_copy_by_size(16384) == 0b11111110);
   CHECK(single_copy_by_size(131072) == 0b11110000);
+  CHECK(single_copy_by_size(512) == 0b11111111);
+  CHECK(single_copy_by_size(131073) == 0b11100000);
+  CHECK(single_copy_by_size(std::size_t{1} << 40) == 0);
   // A class's figures are per 64 KiB, so that 2 and 4 MiB calls of the
   // same speed (one class) weigh alike.
   CHECK(ticks_per_64k(1000, 65536) == 1000);
