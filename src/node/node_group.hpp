@@ -413,6 +413,9 @@ class NodeGroup {
   // Node rank 0: switches the size classes of `call`'s kind to the way
   // that pays.
   void steer_ways(MeasuredCall call);
+  // The latest operation the other process of two is known to have
+  // announced, as far as it settles a switch from `from` on.
+  std::uint64_t announced_by_other(std::uint64_t from) const;
   SingleCopyPlan own_parts_plan(std::size_t es) const;
   struct Wanted;
   Failure reduce_single_copy(const NodeReduction& r, const SingleCopyPlan& plan);

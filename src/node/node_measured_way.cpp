@@ -18,6 +18,12 @@ WayFigures figures_of(const MeasuredClass& c, int way) {
           c.last[way].load(std::memory_order_relaxed)};
 }
 
+// Above the inline limit (the classes its size gives to the single copy)
+// no way runs ahead.
+const MeasurePace& pace_of(std::uint8_t single_copy_by_size, int size) {
+  return (single_copy_by_size >> size & 1) != 0 ? kLongPace : kRunAheadPace;
+}
+
 }  // namespace
 
 NodeGroup::MeasuredCall NodeGroup::measured_call(CollectiveKind kind, std::size_t bytes,
@@ -58,7 +64,8 @@ void NodeGroup::record_way(MeasuredCall call, bool single_copy, std::uint64_t ti
   // This way was the class's latest if its latest call is later than the
   // other way's.
   const bool same_way = figures.last > mine.last[1 - w].load(std::memory_order_relaxed);
-  figures = after_call(figures, same_way, ticks, ops_);
+  figures =
+      after_call(figures, same_way, ticks, ops_, pace_of(call.single_copy_by_size, call.size));
   mine.ticks[w].store(figures.ticks, std::memory_order_relaxed);
   mine.calls[w].store(figures.calls, std::memory_order_relaxed);
   mine.run[w].store(figures.run, std::memory_order_relaxed);
@@ -66,16 +73,32 @@ void NodeGroup::record_way(MeasuredCall call, bool single_copy, std::uint64_t ti
   if (rank_ == 0) steer_ways(call);
 }
 
+std::uint64_t NodeGroup::announced_by_other(std::uint64_t from) const {
+  // Announcing ops_, this process saw the other announce ops_ - kNodeSlots
+  // + 1 (wait_for_slot): that settles a switch that far back without
+  // reading the other's lines. A later one is settled once the other
+  // announced from - 1: that slot then holds from - 1 or a later
+  // operation, else one kNodeSlots or more before.
+  const std::uint64_t seen = ops_ >= kNodeSlots ? ops_ - kNodeSlots + 1 : 0;
+  if (from <= seen + 1 || from > ops_) return seen;
+  const std::uint64_t before = from - 1;
+  const std::uint64_t there =
+      area(1 - rank_).slot[before % kNodeSlots].seq.load(std::memory_order_acquire);
+  return there >= before ? before : seen;
+}
+
 void NodeGroup::steer_ways(MeasuredCall call) {
   const int kind = call.kind;
   // Reading the other process's figures costs a transfer of its lines:
-  // twice per kNodeSlots operations at most.
+  // once per kSteerEvery operations at most, or kSteerEveryLong after a
+  // call above the inline limit (little beside such a call).
   if (ops_ < measured_next_steer_[kind]) return;
-  measured_next_steer_[kind] = ops_ + kNodeSlots / 2;
+  const bool long_call = (call.single_copy_by_size >> call.size & 1) != 0;
+  measured_next_steer_[kind] = ops_ + (long_call ? kSteerEveryLong : kSteerEvery);
   std::atomic<std::uint64_t>& verdict = header().way_verdicts[kind];
   const std::uint64_t word = verdict.load(std::memory_order_relaxed);  // only rank 0 writes it
   const std::uint64_t since = decode(word).from;
-  if (ops_ < since + kNodeSlots) return;  // the last switch is too recent
+  if (!switch_settled(since, ops_, announced_by_other(since))) return;
   const std::uint8_t other_now = other_way_sizes(word, ops_);
   const auto single_now = static_cast<std::uint8_t>(call.single_copy_by_size ^ other_now);
   std::uint8_t wanted = other_now;
@@ -87,8 +110,8 @@ void NodeGroup::steer_ways(MeasuredCall call) {
     }
     const bool single = (single_now >> s & 1) != 0;
     Remeasure& remeasure = measured_remeasure_[kind][s];
-    const WayStep step = next_way_step(figures, single, since, ops_, remeasure.after);
-    // The switch below is not refused: it lies kNodeSlots after `since`.
+    const WayStep step = next_way_step(figures, single, since, ops_, remeasure.after,
+                                       pace_of(call.single_copy_by_size, s));
     remeasure = after_step(remeasure, step);
     if (changes_way(step)) wanted = static_cast<std::uint8_t>(wanted ^ (1u << s));
   }

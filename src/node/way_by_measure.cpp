@@ -46,19 +46,18 @@ std::uint8_t other_way_sizes(std::uint64_t word, std::uint64_t op) {
 std::optional<std::uint64_t> switched(std::uint64_t word, std::uint64_t op, std::uint8_t wanted,
                                       std::uint64_t slots) {
   const WayVerdict verdict = decode(word);
-  if (op < verdict.from + slots) return std::nullopt;
   if (wanted == verdict.now) return std::nullopt;
-  return encode({op + 2 * slots, wanted, verdict.now});
+  return encode({op + slots + 1, wanted, verdict.now});
 }
 
 WayStep next_way_step(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
-                      std::uint64_t op, std::uint64_t remeasure_after) {
+                      std::uint64_t op, std::uint64_t remeasure_after, const MeasurePace& pace) {
   const int now = single_copy_now ? 1 : 0, other = 1 - now;
   // Not taken this way since the switch, or too few calls in its mean, in
   // either process: no figure of this way that is its own yet (a class
   // nobody calls any more stays as it is).
   for (const auto& process : figures) {
-    if (process[now].last < since || process[now].calls < kMeasuredCalls) return WayStep::wait;
+    if (process[now].last < since || process[now].calls < pace.calls) return WayStep::wait;
   }
   const bool other_known = figures[0][other].calls != 0 && figures[1][other].calls != 0;
   const std::uint64_t other_last = std::min(figures[0][other].last, figures[1][other].last);
@@ -86,17 +85,17 @@ Remeasure after_step(Remeasure remeasure, WayStep step) {
 }
 
 WayFigures after_call(WayFigures figures, bool same_way_as_before, std::uint64_t ticks,
-                      std::uint64_t op) {
+                      std::uint64_t op, const MeasurePace& pace) {
   if (!same_way_as_before) figures.run = 0;
   if (figures.run < UINT32_MAX) ++figures.run;
   figures.last = op;
-  if (figures.run <= kMeasuredSettle) {
+  if (figures.run <= pace.settle) {
     figures.ticks = 0;
     figures.calls = 0;
     return figures;
   }
   figures.ticks += ticks;
-  if (++figures.calls >= 2 * kMeasuredWindow) {
+  if (++figures.calls >= 2 * pace.window) {
     figures.ticks /= 2;
     figures.calls /= 2;
   }

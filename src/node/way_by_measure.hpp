@@ -33,10 +33,12 @@
 //             operation `from` on, the classes in `now` take the way their
 //             size does not give, before it those in `before` (so a zeroed
 //             word leaves every class to its size). Rank 0 writes it only
-//             kNodeSlots or more operations after the previous switch took
-//             effect, and sets `from` 2 * kNodeSlots ahead. No process can
-//             be more than kNodeSlots operations away from another (the
-//             announcement slots), so each reads, for every operation, the
+//             once every process has announced the operation before the
+//             previous switch's `from` (so none reads `before` again), and
+//             sets `from` kNodeSlots + 1 ahead: no process can announce
+//             more than kNodeSlots - 1 operations past another (the
+//             announcement slots), nor so read the word for more than
+//             kNodeSlots past. So each reads, for every operation, the
 //             classes the other reads for it: nobody waits for a way the
 //             other did not take.
 //
@@ -67,25 +69,40 @@ namespace hreduce::detail {
 // nothing is tried there.
 inline constexpr int kMeasuredKinds = 5;
 inline constexpr int kMeasuredSizes = 8;
-// A run's first calls still pay for what came before (a process that ran
-// up to kNodeSlots operations ahead is waited for) and, a class's first,
-// for the first touch of every announcement slot's pages: they count in
-// `run`, not in the mean.
-inline constexpr std::uint32_t kMeasuredSettle = 80;
-// Calls in the mean that a way must have in each process before it
-// counts; one running ahead waits once per kNodeSlots / 2 calls.
-inline constexpr std::uint32_t kMeasuredCalls = 64;
-// The calls a mean covers, about: at twice as many its sums are halved.
-inline constexpr std::uint32_t kMeasuredWindow = 512;
+// How a class's figures are gathered:
+//   settle   a run's first calls, which count in `run`, not in the mean;
+//   calls    the calls in the mean that a way must have in each process
+//            before it counts;
+//   window   the calls a mean covers, about: at twice as many its sums are
+//            halved.
+struct MeasurePace {
+  std::uint32_t settle, calls, window;
+};
+// Up to the inline limit a process runs ahead: a run's first calls still
+// pay for what came before (one that ran up to kNodeSlots operations ahead
+// is waited for) and, a class's first, for the first touch of every
+// announcement slot's pages; one running ahead waits once per
+// kNodeSlots / 2 calls, so a mean needs many.
+inline constexpr MeasurePace kRunAheadPace{80, 64, 512};
+// Above it neither way (the chunks, the single copy) runs ahead, and a
+// call moves 128 KiB or more: a few calls judge it, once the chunk ring's
+// 8 buffers were each touched. Trying a way costs the calls its figures
+// need, and a slow try costs most here (2 MiB reduces by the chunks took
+// 900-960 us in the host's slow seconds, by the single copy about 200).
+inline constexpr MeasurePace kLongPace{8, 16, 64};
+// Operations between rank 0's looks at a kind's figures: reading the other
+// process's lines costs a transfer each, which short calls feel.
+inline constexpr std::uint64_t kSteerEvery = 32;
+inline constexpr std::uint64_t kSteerEveryLong = 8;
 // Operations after which a class tries the way it left again:
 // kRemeasureMost, but kRemeasureFirst once the class left a way that became
 // dearer (the host changed phase), twice as many after each try that lost
-// from then on. Trying costs about 300 calls the slower way: at a 16 KiB
-// reduce's 1.1 us inline and 4.5 us single copy, about 1.5 % of the time
-// every 65536 operations, 25 % every 4096 (so only after a change, and
-// for a few tries). With 65536 always, a class that left the inline way
-// in a few slow seconds kept the single copy for the rest of a
-// benchmark's row, 3-4x slower, after the host was quick again
+// from then on. Trying costs about 220 calls the slower way (90 above the
+// inline limit): at a 16 KiB reduce's 1.1 us inline and 4.5 us single
+// copy, about 1 % of the time every 65536 operations, 17 % every 4096 (so
+// only after a change, and for a few tries). With 65536 always, a class
+// that left the inline way in a few slow seconds kept the single copy for
+// the rest of a benchmark's row, 3-4x slower, after the host was quick again
 // (`hreduce bench --mpi`, exscan of 32 KiB: 3.8 us in such runs, 1.0 in
 // the others).
 inline constexpr std::uint64_t kRemeasureFirst = std::uint64_t{1} << 12;
@@ -122,9 +139,16 @@ std::uint8_t other_way_sizes(std::uint64_t word, std::uint64_t op);
 inline std::uint8_t single_copy_sizes(std::uint64_t word, std::uint64_t op, std::uint8_t by_size) {
   return static_cast<std::uint8_t>(by_size ^ other_way_sizes(word, op));
 }
-// Rank 0, after operation `op`: the word that makes the classes in
-// `wanted` take the way their size does not give, or nothing where they
-// already do or the last switch is less than `slots` operations old.
+// Whether the last switch (its `from`) took effect everywhere, after
+// operation `op` of rank 0, every other process having announced
+// `announced` or later: rank 0 did operation `from` (so its classes for
+// `op` are the word's `now`) and no process reads `before` again.
+inline bool switch_settled(std::uint64_t from, std::uint64_t op, std::uint64_t announced) {
+  return op >= from && announced + 1 >= from;
+}
+// Rank 0, after operation `op`, the last switch settled: the word that
+// makes the classes in `wanted` take the way their size does not give,
+// from `slots` + 1 operations on, or nothing where they already do.
 std::optional<std::uint64_t> switched(std::uint64_t word, std::uint64_t op, std::uint8_t wanted,
                                       std::uint64_t slots);
 
@@ -150,7 +174,7 @@ using ClassFigures = WayFigures[2][2];
 //            inputs).
 enum class WayStep { wait, keep, retry, switch_way };
 WayStep next_way_step(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
-                      std::uint64_t op, std::uint64_t remeasure_after);
+                      std::uint64_t op, std::uint64_t remeasure_after, const MeasurePace& pace);
 // Whether `step` changes the class's way.
 inline bool changes_way(WayStep step) {
   return step == WayStep::retry || step == WayStep::switch_way;
@@ -168,7 +192,7 @@ Remeasure after_step(Remeasure remeasure, WayStep step);
 // A process's figures after one more call of `ticks` that way: the mean
 // restarts with a run.
 WayFigures after_call(WayFigures figures, bool same_way_as_before, std::uint64_t ticks,
-                      std::uint64_t op);
+                      std::uint64_t op, const MeasurePace& pace);
 
 // A call's `ticks` per 64 KiB of its `bytes`: what a class's figures keep,
 // so that their mean holds over calls of different sizes (a class spans

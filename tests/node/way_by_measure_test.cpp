@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
+#include <tuple>
 
 namespace hreduce::detail {
 
@@ -15,9 +16,12 @@ constexpr std::uint64_t kSlots = 64;  // as kNodeSlots
 
 // A process's figures after `calls` calls of `ticks` each, the same way,
 // the last in operation `last`.
-WayFigures taken(std::uint32_t calls, std::uint64_t ticks, std::uint64_t last) {
+WayFigures taken(std::uint32_t calls, std::uint64_t ticks, std::uint64_t last,
+                 const MeasurePace& pace = kRunAheadPace) {
   WayFigures f;
-  for (std::uint32_t c = 0; c < calls; ++c) f = after_call(f, c > 0, ticks, last - calls + 1 + c);
+  for (std::uint32_t c = 0; c < calls; ++c) {
+    f = after_call(f, c > 0, ticks, last - calls + 1 + c, pace);
+  }
   return f;
 }
 
@@ -79,75 +83,106 @@ TEST_CASE(
   CHECK(single_copy_sizes(0, 1, 0) == 0);
 }
 
-TEST_CASE("a switch waits for the last one, and takes effect two rounds of slots ahead") {
+TEST_CASE(
+    "a switch waits until every process is past the last one, and takes effect a round of "
+    "slots and one ahead") {
+  // The last switch took effect from operation 1000: settled once rank 0
+  // did it and the other announced 999 (neither reads `before` again).
+  CHECK_FALSE(switch_settled(1000, 999, 999));
+  CHECK_FALSE(switch_settled(1000, 1000, 998));
+  CHECK(switch_settled(1000, 1000, 999));
+  CHECK(switch_settled(1000, 5000, 4937));
+  CHECK(switch_settled(0, 0, 0));  // a new segment's word
   const std::uint64_t word = encode({1000, 0b001, 0});
-  CHECK_FALSE(switched(word, 1000 + kSlots - 1, 0b011, kSlots));  // the last one is too recent
-  CHECK_FALSE(switched(word, 1000 + kSlots, 0b001, kSlots));      // nothing to change
-  const auto next = switched(word, 1000 + kSlots, 0b011, kSlots);
+  CHECK_FALSE(switched(word, 1010, 0b001, kSlots));  // nothing to change
+  const auto next = switched(word, 1010, 0b011, kSlots);
   REQUIRE(next);
-  CHECK(decode(*next) == WayVerdict{1000 + 3 * kSlots, 0b011, 0b001});
+  CHECK(decode(*next) == WayVerdict{1010 + kSlots + 1, 0b011, 0b001});
 }
 
 TEST_CASE("every operation another process may decide reads the same classes in both words") {
-  // Another process is at most kSlots operations ahead of or behind rank 0
-  // when it writes: whichever of the two words it reads, it must decide
-  // each of those operations as rank 0 does.
+  // Where rank 0 writes after operation `op`, the other process has
+  // announced some `announced` up to kSlots - 1 operations ahead or behind,
+  // and may read the word for any operation from announced + 1 to op +
+  // kSlots: whichever of the two words it reads for one, it must decide
+  // it as rank 0 does. Rank 0 writes only once the last switch settled.
   std::mt19937_64 random(7);
   std::uint64_t word = 0;
-  int switches = 0;
-  for (std::uint64_t op = 1; op < 20000; op += 1 + random() % 40) {
+  int switches = 0, unsettled = 0;
+  for (std::uint64_t op = kSlots; op < 40000; op += 1 + random() % 40) {
+    const std::uint64_t announced = op - (kSlots - 1) + random() % (2 * kSlots - 1);
+    if (!switch_settled(decode(word).from, op, announced)) {
+      ++unsettled;
+      continue;
+    }
+    REQUIRE(other_way_sizes(word, op) == decode(word).now);  // what rank 0 steers from
     const auto wanted = static_cast<std::uint8_t>(random() % 256);
     const auto next = switched(word, op, wanted, kSlots);
     if (!next) continue;
     ++switches;
-    for (std::uint64_t other = op - kSlots; other <= op + kSlots; ++other) {
-      INFO("switch at " << op << ", operation " << other);
+    for (std::uint64_t other = std::min(op, announced) + 1; other <= op + kSlots; ++other) {
+      INFO("switch at " << op << ", the other announced " << announced << ", operation " << other);
       REQUIRE(other_way_sizes(word, other) == other_way_sizes(*next, other));
     }
-    CHECK(other_way_sizes(*next, op + 2 * kSlots) == wanted);
+    CHECK(other_way_sizes(*next, op + kSlots + 1) == wanted);
     word = *next;
   }
-  CHECK(switches > 50);
+  CHECK(switches > 300);
+  CHECK(unsettled > 100);
 }
 
 TEST_CASE("a process's figures: a run's first calls settle, then a mean that old calls leave") {
-  WayFigures f = taken(kMeasuredSettle, 500, 100);
-  CHECK(f.run == kMeasuredSettle);
+  WayFigures f = taken(kRunAheadPace.settle, 500, 100);
+  CHECK(f.run == kRunAheadPace.settle);
   CHECK(f.calls == 0);  // still settling
   CHECK(f.mean() == 0);
-  f = after_call(f, true, 100, 101);
+  f = after_call(f, true, 100, 101, kRunAheadPace);
   CHECK(f.mean() == 100);
   CHECK(f.last == 101);
-  for (int c = 0; c < 3000; ++c) f = after_call(f, true, c < 1500 ? 100 : 300, 102 + c);
-  CHECK(f.calls < 2 * kMeasuredWindow);
+  for (int c = 0; c < 3000; ++c) {
+    f = after_call(f, true, c < 1500 ? 100 : 300, 102 + c, kRunAheadPace);
+  }
+  CHECK(f.calls < 2 * kRunAheadPace.window);
   CHECK(f.mean() > 250);  // the latest calls weigh most
   // Another way in between: the run starts again, settling.
-  f = after_call(f, false, 50, 9000);
+  f = after_call(f, false, 50, 9000, kRunAheadPace);
   CHECK(f.run == 1);
   CHECK(f.calls == 0);
+  // Above the inline limit a few calls settle, and the mean follows the
+  // latest calls within a few dozen.
+  WayFigures g = taken(kLongPace.settle, 500, 100, kLongPace);
+  CHECK(g.calls == 0);
+  g = after_call(g, true, 100, 101, kLongPace);
+  CHECK(g.mean() == 100);
+  for (std::uint32_t c = 0; c < 2 * kLongPace.window; ++c) {
+    g = after_call(g, true, 400, 102 + c, kLongPace);
+  }
+  CHECK(g.calls < 2 * kLongPace.window);
+  CHECK(g.mean() > 350);
 }
 
 TEST_CASE("rank 0 keeps a class's way until both processes took it long enough since the switch") {
   const std::uint64_t op = 50000, since = 40000;
   ClassFigures figures;
-  constexpr std::uint32_t kEnough = kMeasuredSettle + kMeasuredCalls;
+  constexpr std::uint32_t kEnough = kRunAheadPace.settle + kRunAheadPace.calls;
   figures[0][1] = figures[1][1] = taken(kEnough + 10, 900, 39000);  // single copy, earlier
   figures[0][0] = taken(kEnough - 1, 2000, op);                     // too few inline calls
   figures[1][0] = taken(kEnough + 10, 2000, op);
-  CHECK(next_way_step(figures, false, since, op, kRemeasureFirst) == WayStep::wait);
+  CHECK(next_way_step(figures, false, since, op, kRemeasureFirst, kRunAheadPace) == WayStep::wait);
   figures[0][0] = taken(kEnough + 10, 2000, since - 1);  // none since the switch
-  CHECK(next_way_step(figures, false, since, op, kRemeasureFirst) == WayStep::wait);
+  CHECK(next_way_step(figures, false, since, op, kRemeasureFirst, kRunAheadPace) == WayStep::wait);
   figures[0][0] = taken(kEnough, 2000, op);
   // Now judged: the single copy is cheaper.
-  CHECK(next_way_step(figures, false, since, op, kRemeasureMost) == WayStep::switch_way);
+  CHECK(next_way_step(figures, false, since, op, kRemeasureMost, kRunAheadPace) ==
+        WayStep::switch_way);
 }
 
 TEST_CASE("rank 0 tries a way never taken or long left, and switches where the other pays") {
   const std::uint64_t op = 200000, since = 190000;
-  constexpr std::uint32_t kEnough = kMeasuredSettle + kMeasuredCalls;
+  constexpr std::uint32_t kEnough = kRunAheadPace.settle + kRunAheadPace.calls;
   auto both = [](ClassFigures& f, int way, WayFigures w) { f[0][way] = f[1][way] = w; };
   auto step = [&](const ClassFigures& f, bool single, std::uint64_t after = kRemeasureMost) {
-    return next_way_step(f, single, since, op, after);
+    return next_way_step(f, single, since, op, after, kRunAheadPace);
   };
   ClassFigures figures;
   both(figures, 0, taken(kEnough, 1000, op));
@@ -211,64 +246,93 @@ TEST_CASE("tries of the way left come sooner after a change, later while they lo
   CHECK(r == Remeasure{kRemeasureFirst, false});
 }
 
-// Rank 0's loop for one class, as NodeGroup::steer_ways runs it, over a
-// host whose inline calls cost 1 (quick) or 8 (slow) against the single
-// copy's 4 either way: after a slow spell the class is back on the inline
-// way within kRemeasureFirst operations and a try's calls (with a fixed
+// Rank 0's loop for one class, as NodeGroup::steer_ways runs it, both
+// processes in step, over a host whose streamed calls (inline or chunks)
+// cost 1 (quick) or 8 (slow) against the single copy's 4 either way.
+struct SteeredClass {
+  SteeredClass(const MeasurePace& p, std::uint64_t every) : pace(p), steer_every(every) {}
+  MeasurePace pace;
+  std::uint64_t steer_every;
+  ClassFigures figures;
+  std::uint64_t word = 0, op = 0;
+  Remeasure remeasure;
+  std::uint64_t single_ops = 0, tries = 0;
+
+  bool single_now() const { return other_way_sizes(word, op + 1) != 0; }
+  // Runs `ops` operations in which a streamed call costs `streamed_cost`.
+  void run(std::uint64_t ops, std::uint64_t streamed_cost) {
+    for (std::uint64_t i = 0; i < ops; ++i) {
+      ++op;
+      const bool single = other_way_sizes(word, op) != 0;
+      const int way = single ? 1 : 0;
+      const std::uint64_t ticks = single ? 4 : streamed_cost;
+      for (auto& process : figures) {
+        const bool same = process[way].last > process[1 - way].last;
+        process[way] = after_call(process[way], same, ticks * 100, op, pace);
+      }
+      single_ops += single ? 1 : 0;
+      const std::uint64_t since = decode(word).from;
+      if (op % steer_every != 0 || !switch_settled(since, op, op)) continue;
+      const WayStep step = next_way_step(figures, single, since, op, remeasure.after, pace);
+      remeasure = after_step(remeasure, step);
+      if (!changes_way(step)) continue;
+      tries += step == WayStep::retry ? 1 : 0;
+      word = *switched(word, op, single ? 0 : 1, kSlots);
+    }
+  }
+};
+
+// After a slow spell the class is back on the streamed way within
+// kRemeasureFirst operations and a try's calls (with a fixed
 // kRemeasureMost, 65536); while a phase lasts, tries grow rare.
 TEST_CASE(
     "a class steered through the host's phases leaves a wrong way soon and stays on a right one") {
-  constexpr std::uint64_t kSteer = kSlots / 2;
-  ClassFigures figures;
-  bool single = false;
-  std::uint64_t since = 0, op = 0;
-  Remeasure remeasure;
-  std::uint64_t single_ops = 0, tries = 0;
-  // Runs `ops` operations in which an inline call costs `inline_cost`.
-  auto run = [&](std::uint64_t ops, std::uint64_t inline_cost) {
-    for (std::uint64_t i = 0; i < ops; ++i) {
-      ++op;
-      const int way = single ? 1 : 0;
-      const std::uint64_t ticks = single ? 4 : inline_cost;
-      for (auto& process : figures) {
-        const bool same = process[way].last > process[1 - way].last;
-        process[way] = after_call(process[way], same, ticks * 100, op);
-      }
-      single_ops += single ? 1 : 0;
-      if (op % kSteer != 0 || op < since + kSlots) continue;
-      const WayStep step = next_way_step(figures, single, since, op, remeasure.after);
-      remeasure = after_step(remeasure, step);
-      if (changes_way(step)) {
-        tries += step == WayStep::retry ? 1 : 0;
-        single = !single;
-        since = op + 2 * kSlots;  // as switched() sets `from`
-      }
-    }
-  };
-  run(20000, 1);  // quick: measured both, settled inline
-  CHECK_FALSE(single);
-  run(3000, 8);  // slow: the single copy
-  CHECK(single);
+  SteeredClass c{kRunAheadPace, kSteerEvery};
+  c.run(20000, 1);  // quick: measured both, settled inline
+  CHECK_FALSE(c.single_now());
+  c.run(3000, 8);  // slow: the single copy
+  CHECK(c.single_now());
   // Quick again: the single copy for kRemeasureFirst operations at most,
   // then inline (a try of the single copy comes after as many again).
-  const std::uint64_t before = single_ops;
-  run(kRemeasureFirst + 1000, 1);
-  CHECK_FALSE(single);
-  CHECK(single_ops - before < kRemeasureFirst + 500);
+  const std::uint64_t before = c.single_ops;
+  c.run(kRemeasureFirst + 1000, 1);
+  CHECK_FALSE(c.single_now());
+  CHECK(c.single_ops - before < kRemeasureFirst + 500);
   // A long quick phase: the single copy is tried ever more rarely.
-  tries = 0;
-  single_ops = 0;
-  run(20 * kRemeasureMost, 1);
-  CHECK_FALSE(single);
-  CHECK(tries <= 20 + 5);
-  CHECK(single_ops < 20 * kRemeasureMost / 50);  // under 2 % of the calls
+  c.tries = c.single_ops = 0;
+  c.run(20 * kRemeasureMost, 1);
+  CHECK((!c.single_now() || c.remeasure.trying));  // inline, but for a try
+  CHECK(c.tries <= 20 + 5);
+  CHECK(c.single_ops < 20 * kRemeasureMost / 50);  // under 2 % of the calls
   // A long slow phase: the single copy, inline tried ever more rarely.
-  run(3000, 8);
-  CHECK(single);
-  tries = 0;
-  run(20 * kRemeasureMost, 8);
-  CHECK(single);
-  CHECK(tries <= 20 + 5);
+  c.run(3000, 8);
+  CHECK(c.single_now());
+  c.tries = 0;
+  c.run(20 * kRemeasureMost, 8);
+  CHECK((c.single_now() || c.remeasure.trying));
+  CHECK(c.tries <= 20 + 5);
+}
+
+// A try that loses costs the calls its figures need, the steering's look
+// and the switch back's lead of kSlots + 1: under 250 calls up to the
+// inline limit, under 100 above it.
+TEST_CASE("a try of the dearer way costs fewer calls above the inline limit") {
+  for (const auto& [pace, every, most] :
+       {std::tuple{kRunAheadPace, kSteerEvery, std::uint64_t{250}},
+        std::tuple{kLongPace, kSteerEveryLong, std::uint64_t{100}}}) {
+    SteeredClass c{pace, every};
+    c.run(20000, 8);  // slow: settled on the single copy
+    REQUIRE(c.single_now());
+    c.tries = c.single_ops = 0;
+    const std::uint64_t ops = 20 * kRemeasureMost;
+    c.run(ops, 8);
+    CHECK((c.single_now() || c.remeasure.trying));
+    REQUIRE(c.tries > 5);
+    const std::uint64_t tried = ops - c.single_ops;
+    INFO("pace settle " << pace.settle << ": " << c.tries << " tries, " << tried << " calls");
+    CHECK(tried <= c.tries * most);
+    CHECK(tried >= c.tries * (pace.settle + pace.calls + kSlots));
+  }
 }
 
 }  // namespace hreduce::detail
