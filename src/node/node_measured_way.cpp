@@ -18,10 +18,14 @@ WayFigures figures_of(const MeasuredClass& c, int way) {
           c.last[way].load(std::memory_order_relaxed)};
 }
 
-// Above the inline limit (the classes its size gives to the single copy)
-// no way runs ahead.
+// Above the inline limit: the classes its size gives to the single copy.
+bool above_inline(std::uint8_t single_copy_by_size, int size) {
+  return (single_copy_by_size >> size & 1) != 0;
+}
+
+// Above the inline limit no way runs ahead.
 const MeasurePace& pace_of(std::uint8_t single_copy_by_size, int size) {
-  return (single_copy_by_size >> size & 1) != 0 ? kLongPace : kRunAheadPace;
+  return above_inline(single_copy_by_size, size) ? kLongPace : kRunAheadPace;
 }
 
 }  // namespace
@@ -93,8 +97,8 @@ void NodeGroup::steer_ways(MeasuredCall call) {
   // once per kSteerEvery operations at most, or kSteerEveryLong after a
   // call above the inline limit (little beside such a call).
   if (ops_ < measured_next_steer_[kind]) return;
-  const bool long_call = (call.single_copy_by_size >> call.size & 1) != 0;
-  measured_next_steer_[kind] = ops_ + (long_call ? kSteerEveryLong : kSteerEvery);
+  measured_next_steer_[kind] =
+      ops_ + (above_inline(call.single_copy_by_size, call.size) ? kSteerEveryLong : kSteerEvery);
   std::atomic<std::uint64_t>& verdict = header().way_verdicts[kind];
   const std::uint64_t word = verdict.load(std::memory_order_relaxed);  // only rank 0 writes it
   const std::uint64_t since = decode(word).from;
