@@ -80,6 +80,8 @@ class NodeCall {
   void sliced_pass(int process, bool every_output);
   // The node level and between nodes (node_levels.cpp).
   void node_level_up();
+  // The way two processes' runtime settles on by measure, from `by_size`.
+  NodeWay measured_way(NodeWay by_size) const;
   void node_inline(const std::vector<int>& leaders);
   void node_single_copy(const std::vector<int>& leaders);
   void node_chunks(const std::vector<int>& leaders);

@@ -12,6 +12,7 @@
 #include "src/model/node_call.hpp"
 #include "src/node/node_group.hpp"
 #include "src/node/node_way.hpp"
+#include "src/node/way_by_measure.hpp"
 
 namespace hreduce::detail::model {
 namespace {
@@ -40,6 +41,7 @@ bool single_copy_wins_race(const MachinePrices& prices, const Topology& node,
   ModelSettings s = settings;
   s.single_copy_race = false;
   s.zero_copy = false;
+  s.measured_node_way = NodeWay::single_copy;  // the race times each way alone
   const char* collective =
       kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::reduce_scatter_block
           ? "reduce_scatter_block"
@@ -53,7 +55,32 @@ bool single_copy_wins_race(const MachinePrices& prices, const Topology& node,
   return single_copy_won(times);
 }
 
+// Whether two processes' runtime picks the node level's way for this call
+// by what each way took lately (NodeGroup::measured_call): above 8 KiB,
+// where the single copy could serve, and so could the streamed way
+// (inline or chunks by size).
+bool way_by_measure(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, NodeWay way,
+                    const NodeShape& shape) {
+  return shape.processes == 2 && measured_size(bytes) >= 0 && measured_kind(kind) >= 0 &&
+         way != NodeWay::chunks && shape.single_copy && (shape.chunks_won & kind_bit(kind)) == 0 &&
+         elem_size <= shape.chunk_bytes;
+}
+
 }  // namespace
+
+// The way the measure settles on where the host stays as the prices say:
+// from the way the call's size gives, the other where it pays by the
+// runtime's own margin (other_way_pays), each way priced apart.
+NodeWay NodeCall::measured_way(NodeWay by_size) const {
+  const bool single_copy = by_size == NodeWay::single_copy;
+  const NodeWay other = single_copy ? NodeWay::chunks : NodeWay::single_copy;
+  ModelSettings s = settings_;
+  s.measured_node_way = by_size;
+  const double cost = predict_hreduce(prices_, node_, layout_, call_, s).seconds;
+  s.measured_node_way = other;
+  const double other_cost = predict_hreduce(prices_, node_, layout_, call_, s).seconds;
+  return other_way_pays(single_copy, cost, other_cost) ? other : by_size;
+}
 
 void NodeCall::node_level_up() {
   const int P = layout_.processes;
@@ -67,10 +94,14 @@ void NodeCall::node_level_up() {
       !single_copy_wins_race(prices_, node_, settings_, kind)) {
     shape.chunks_won = kind_bit(kind);
   }
-  const NodeWay way = node_way(kind, call_.bytes_per_member, element_bytes(call_.type), false,
-                               shape, is_scan(kind_) && layout_.nodes > 1);
-  decisions_ += std::string("; node level: ") + std::string(to_string(way)) + " over " +
-                std::to_string(P) + " processes";
+  const std::size_t elem_size = element_bytes(call_.type);
+  NodeWay way = node_way(kind, call_.bytes_per_member, elem_size, false, shape,
+                         is_scan(kind_) && layout_.nodes > 1);
+  const bool measured = way_by_measure(kind, call_.bytes_per_member, elem_size, way, shape);
+  if (measured)
+    way = settings_.measured_node_way ? *settings_.measured_node_way : measured_way(way);
+  decisions_ += std::string("; node level: ") + std::string(to_string(way)) +
+                (measured ? " (by measure)" : "") + " over " + std::to_string(P) + " processes";
   switch (way) {
     case NodeWay::inline_announcement: node_inline(leaders); break;
     case NodeWay::single_copy: node_single_copy(leaders); break;

@@ -15,6 +15,7 @@
 #include "src/inter/inter.hpp"  // InterAlgorithm
 #include "src/model/fluid_simulation.hpp"
 #include "src/model/machine_prices.hpp"
+#include "src/node/node_way.hpp"  // NodeWay
 
 namespace hreduce::detail::model {
 
@@ -41,6 +42,10 @@ struct ModelSettings {
   // team's build (HREDUCE_NODE_SINGLE_COPY=auto; false: `on`, the default).
   bool single_copy_race = false;
   bool zero_copy = false;  // buffers from Team::allocate: no staging, no drain
+  // The node level's way, where two processes' runtime picks it by what
+  // each way took lately: set, the model prices that way alone (each of
+  // the two, to pick as the runtime would); unset, it picks.
+  std::optional<NodeWay> measured_node_way;
   // The inter-process algorithm a program may force (automatic: the runtime's cost model).
   InterAlgorithm inter_allreduce = InterAlgorithm::automatic;
   InterAlgorithm inter_reduce_scatter = InterAlgorithm::automatic;

@@ -65,8 +65,7 @@ WayStep next_way_step(const ClassFigures& figures, bool single_copy_now, std::ui
   // What a call costs the node: the slower process's mean.
   const std::uint64_t cost = std::max(figures[0][now].mean(), figures[1][now].mean());
   const std::uint64_t other_cost = std::max(figures[0][other].mean(), figures[1][other].mean());
-  const bool cheaper = single_copy_now ? other_cost * 10 < cost * 9 : other_cost * 4 < cost * 3;
-  return cheaper ? WayStep::switch_way : WayStep::keep;
+  return other_way_pays(single_copy_now, cost, other_cost) ? WayStep::switch_way : WayStep::keep;
 }
 
 Remeasure after_step(Remeasure remeasure, WayStep step) {

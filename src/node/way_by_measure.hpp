@@ -173,6 +173,13 @@ using ClassFigures = WayFigures[2][2];
 //            a tenth back to the streamed way, the better bet with fresh
 //            inputs).
 enum class WayStep { wait, keep, retry, switch_way };
+// Whether the other way is cheaper enough to switch to, a call costing
+// `cost` the way taken now and `other_cost` the other (the model's
+// predictions take it too: src/model/node_levels.cpp).
+template <class Cost>
+bool other_way_pays(bool single_copy_now, Cost cost, Cost other_cost) {
+  return single_copy_now ? other_cost * 10 < cost * 9 : other_cost * 4 < cost * 3;
+}
 WayStep next_way_step(const ClassFigures& figures, bool single_copy_now, std::uint64_t since,
                       std::uint64_t op, std::uint64_t remeasure_after, const MeasurePace& pace);
 // Whether `step` changes the class's way.

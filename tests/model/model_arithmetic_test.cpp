@@ -172,33 +172,95 @@ TEST_CASE("the node level's way is the runtime's node_way", "[model]") {
              Catch::Contains("node level: chunks"));
 }
 
+TEST_CASE("two processes' node level takes the way their measure settles on", "[model]") {
+  // Above 8 KiB two processes keep the way the call's size gives until the
+  // other costs a quarter less (to the single copy) or a tenth less (back
+  // to the inline way or the chunks): the oracle is each way priced alone,
+  // over machines whose process_vm_readv runs from 50 GB/s to 50 MB/s.
+  using hreduce::detail::NodeWay;
+  int kept_within_margin = 0, switched = 0, kept = 0;
+  for (const double per_kib : {2e-8, 1e-7, 2e-7, 3e-7, 4e-7, 1e-6, 2e-5}) {
+    pr::MachineDescription machine = toy_machine();
+    machine.cross_process.vm_readv_seconds_per_kib = per_kib;
+    const md::MachinePrices prices(machine);
+    const hreduce::Topology node = md::topology_of(prices.topology());
+    // 64 KiB: a reduce's inline size (up to 128 KiB); an allreduce's
+    // single copy (above 16 KiB).
+    for (const char* collective :
+         {"reduce", "scan", "exscan", "allreduce", "reduce_scatter_block"}) {
+      for (const std::size_t bytes : {std::size_t{64} << 10, std::size_t{1} << 20}) {
+        INFO(collective << " " << bytes << " B, " << per_kib << " s/KiB");
+        const md::CallCase call{collective, bytes, "double"};
+        const bool inline_by_size =
+            bytes <= hreduce::detail::node_inline_bytes(
+                         2, hreduce::detail::kind_of(*hreduce::parse_collective(collective)));
+        md::ModelSettings by_size, other;
+        by_size.measured_node_way =
+            inline_by_size ? NodeWay::inline_announcement : NodeWay::single_copy;
+        other.measured_node_way = inline_by_size ? NodeWay::single_copy : NodeWay::chunks;
+        const double by_size_s =
+            md::predict_hreduce(prices, node, {1, 2, 1}, call, by_size).seconds;
+        const double other_s = md::predict_hreduce(prices, node, {1, 2, 1}, call, other).seconds;
+        const double margin = by_size.measured_node_way == NodeWay::single_copy ? 0.9 : 0.75;
+        const bool switches = other_s < margin * by_size_s;
+        const md::Prediction p = md::predict_hreduce(prices, node, {1, 2, 1}, call, {});
+        const NodeWay expected = *(switches ? other : by_size).measured_node_way;
+        CHECK_THAT(p.decisions, Catch::Contains("node level: " + std::string(to_string(expected)) +
+                                                " (by measure)"));
+        CHECK(p.seconds == Approx(switches ? other_s : by_size_s));
+        switched += switches;
+        kept += !switches;
+        kept_within_margin += !switches && other_s < by_size_s;
+      }
+    }
+  }
+  // Every side of the rule was taken: a switch, a keep, and a keep where
+  // the other way was cheaper, though not by the margin.
+  CHECK(switched > 0);
+  CHECK(kept > 0);
+  CHECK(kept_within_margin > 0);
+  // Where the measure does not reach: 8 KiB and less, three processes, the
+  // single copy off.
+  CHECK_THAT(predict({1, 2, 1}, {"reduce", 8 << 10, "double"}).decisions,
+             Catch::Contains("node level: inline over"));
+  CHECK_THAT(predict({1, 3, 1}, {"reduce", 1 << 20, "double"}).decisions,
+             Catch::Contains("node level: chunks over"));
+  md::ModelSettings off;
+  off.single_copy = false;
+  CHECK_THAT(predict({1, 2, 1}, {"reduce", 64 << 10, "double"}, off).decisions,
+             Catch::Contains("node level: inline over"));
+}
+
 TEST_CASE("with the race, the node level takes the way priced faster at the race's size",
           "[model]") {
   // HREDUCE_NODE_SINGLE_COPY=auto: the runtime keeps, per kind, the way
   // that ran faster at kNodeRaceBytes; the model replays that race with
   // its prices. The oracle: the two predictions at that size, made apart.
-  md::ModelSettings on, off, raced;
+  // Where the single copy won, its calls go by measure (the test above);
+  // where the chunks won, the chunks serve every long call.
+  md::ModelSettings on, single_copy_alone, off, raced;
+  single_copy_alone.measured_node_way = hreduce::detail::NodeWay::single_copy;
   off.single_copy = false;
   raced.single_copy_race = true;
   for (const char* collective : {"allreduce", "reduce", "scan", "exscan"}) {
     INFO(collective);
     const md::CallCase at_race{collective, hreduce::detail::kNodeRaceBytes, "double"};
-    const bool single_faster =
-        predict({1, 2, 1}, at_race, on).seconds <= predict({1, 2, 1}, at_race, off).seconds;
+    const bool single_faster = predict({1, 2, 1}, at_race, single_copy_alone).seconds <=
+                               predict({1, 2, 1}, at_race, off).seconds;
     CHECK_THAT(predict({1, 2, 1}, {collective, 1 << 20, "double"}, raced).decisions,
-               Catch::Contains(single_faster ? "node level: single copy" : "node level: chunks"));
+               Catch::Contains(single_faster ? "(by measure)" : "node level: chunks over"));
   }
-  // A machine whose process_vm_readv crawls: the race goes to the chunks,
-  // which `on` ignores.
+  // A machine whose process_vm_readv crawls: the race goes to the chunks
+  // for good; `on` skips the race, and its measure goes there too.
   pr::MachineDescription slow = toy_machine();
   slow.cross_process.vm_readv_seconds_per_kib = 1e-3;
   const md::MachinePrices prices(slow);
   const hreduce::Topology node = md::topology_of(prices.topology());
   const md::CallCase long_call{"allreduce", 1 << 20, "double"};
   CHECK_THAT(md::predict_hreduce(prices, node, {1, 2, 1}, long_call, raced).decisions,
-             Catch::Contains("node level: chunks"));
+             Catch::Contains("node level: chunks over"));
   CHECK_THAT(md::predict_hreduce(prices, node, {1, 2, 1}, long_call, on).decisions,
-             Catch::Contains("node level: single copy"));
+             Catch::Contains("node level: chunks (by measure)"));
   // --explain's node-level candidates: the runtime's way, off, and the
   // race (two processes only).
   std::vector<std::string> whats;
