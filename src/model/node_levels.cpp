@@ -55,17 +55,6 @@ bool single_copy_wins_race(const MachinePrices& prices, const Topology& node,
   return single_copy_won(times);
 }
 
-// Whether two processes' runtime picks the node level's way for this call
-// by what each way took lately (NodeGroup::measured_call): above 8 KiB,
-// where the single copy could serve, and so could the streamed way
-// (inline or chunks by size).
-bool way_by_measure(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, NodeWay way,
-                    const NodeShape& shape) {
-  return shape.processes == 2 && measured_size(bytes) >= 0 && measured_kind(kind) >= 0 &&
-         way != NodeWay::chunks && shape.single_copy && (shape.chunks_won & kind_bit(kind)) == 0 &&
-         elem_size <= shape.chunk_bytes;
-}
-
 }  // namespace
 
 // The way the measure settles on where the host stays as the prices say:
@@ -97,9 +86,10 @@ void NodeCall::node_level_up() {
   const std::size_t elem_size = element_bytes(call_.type);
   NodeWay way = node_way(kind, call_.bytes_per_member, elem_size, false, shape,
                          is_scan(kind_) && layout_.nodes > 1);
-  const bool measured = way_by_measure(kind, call_.bytes_per_member, elem_size, way, shape);
-  if (measured)
+  const bool measured = measures_way(kind, call_.bytes_per_member, elem_size, way, shape);
+  if (measured) {
     way = settings_.measured_node_way ? *settings_.measured_node_way : measured_way(way);
+  }
   decisions_ += std::string("; node level: ") + std::string(to_string(way)) +
                 (measured ? " (by measure)" : "") + " over " + std::to_string(P) + " processes";
   switch (way) {

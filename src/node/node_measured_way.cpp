@@ -32,20 +32,11 @@ const MeasurePace& pace_of(std::uint8_t single_copy_by_size, int size) {
 
 NodeGroup::MeasuredCall NodeGroup::measured_call(CollectiveKind kind, std::size_t bytes,
                                                  std::size_t elem_size, NodeWay way) const {
-  // Only where the single copy could serve (two processes that reach each
-  // other, a kind the chunks did not win the race for) and so could the
-  // streamed way, the inline one (by size) or the chunks (which serve
-  // every call the single copy does): the same on every process, since all
-  // know the call's kind, length and op, and describe() settled the rest
-  // for all alike. The size first: it rules out most calls, the short
-  // ones, at once.
+  // The size first: it rules out most calls, the short ones, at once.
+  // describe() settled the shape for every process alike.
   const int s = measured_size(bytes);
-  if (s < 0 || way == NodeWay::chunks || size_ != 2 || !single_copy(kind) || elem_size > chunk_) {
-    return {};
-  }
-  const int k = measured_kind(kind);
-  if (k < 0) return {};
-  return {k, s, single_copy_by_size(node_inline_bytes(size_, kind))};
+  if (s < 0 || !measures_way(kind, bytes, elem_size, way, shape())) return {};
+  return {measured_kind(kind), s, single_copy_by_size(node_inline_bytes(size_, kind))};
 }
 
 bool NodeGroup::takes_single_copy(MeasuredCall call, std::uint64_t op) const {

@@ -17,6 +17,13 @@ int measured_kind(CollectiveKind kind) {
   }
 }
 
+bool measures_way(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, NodeWay by_size,
+                  const NodeShape& shape) {
+  return measured_size(bytes) >= 0 && by_size != NodeWay::chunks && shape.processes == 2 &&
+         shape.single_copy && (shape.chunks_won & kind_bit(kind)) == 0 &&
+         elem_size <= shape.chunk_bytes && measured_kind(kind) >= 0;
+}
+
 std::uint8_t single_copy_by_size(std::size_t inline_bytes) {
   // Class s starts above 8 KiB << s: the first class wholly above the
   // limit is the bit width of (limit - 1) / 8 KiB.

@@ -57,6 +57,7 @@
 #include <optional>
 
 #include "hreduce/team.hpp"  // CollectiveKind
+#include "src/node/node_way.hpp"
 
 namespace hreduce::detail {
 
@@ -118,6 +119,16 @@ inline int measured_size(std::size_t bytes) {
   const int s = static_cast<int>(std::bit_width((bytes - 1) / kAbove)) - 1;
   return s < kMeasuredSizes ? s : kMeasuredSizes - 1;
 }
+// Whether two processes pick the node way of a call of `bytes` per process
+// by measure: above 8 KiB, of a measured kind, where the single copy could
+// serve (the shape lets it: two processes that reach each other, a kind
+// the chunks did not win the race for, elements a chunk holds) and so could
+// the streamed way (the size gave the inline way or the single copy, not
+// the chunks, which serve every call the single copy does). The same on
+// every process: all know the call's kind, length and op, and the shape
+// is the node's.
+bool measures_way(CollectiveKind kind, std::size_t bytes, std::size_t elem_size, NodeWay by_size,
+                  const NodeShape& shape);
 // The classes whose calls all lie above `inline_bytes` (a class's bound):
 // those the single copy serves by size.
 std::uint8_t single_copy_by_size(std::size_t inline_bytes);

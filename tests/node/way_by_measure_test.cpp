@@ -67,6 +67,29 @@ TEST_CASE("the measured classes: above 8 KiB up to 16, 32, ..., 1024 KiB and abo
   CHECK(measured_kind(CollectiveKind::barrier) == -1);
 }
 
+TEST_CASE("which calls two processes take by measure: above 8 KiB, where both ways could serve") {
+  constexpr std::size_t kChunk = 64 * 1024;
+  const NodeShape pair{2, kChunk, true, 0};
+  constexpr std::size_t kLong = 1 << 20;
+  CHECK(measures_way(CollectiveKind::reduce, 8193, 8, NodeWay::inline_announcement, pair));
+  CHECK(measures_way(CollectiveKind::allreduce, kLong, 8, NodeWay::single_copy, pair));
+  CHECK(measures_way(CollectiveKind::reduce_scatter_block, kLong, 8, NodeWay::single_copy, pair));
+  CHECK_FALSE(measures_way(CollectiveKind::reduce, 8192, 8, NodeWay::inline_announcement, pair));
+  // The chunks by size: the single copy does not serve the call.
+  CHECK_FALSE(measures_way(CollectiveKind::scan, kLong, 8, NodeWay::chunks, pair));
+  CHECK_FALSE(measures_way(CollectiveKind::barrier, kLong, 8, NodeWay::single_copy, pair));
+  // Elements longer than a chunk.
+  CHECK_FALSE(measures_way(CollectiveKind::reduce, kLong, kChunk + 1, NodeWay::single_copy, pair));
+  NodeShape three = pair, apart = pair, lost = pair;
+  three.processes = 3;
+  apart.single_copy = false;
+  lost.chunks_won = kind_bit(CollectiveKind::reduce);
+  CHECK_FALSE(measures_way(CollectiveKind::reduce, kLong, 8, NodeWay::single_copy, three));
+  CHECK_FALSE(measures_way(CollectiveKind::reduce, kLong, 8, NodeWay::single_copy, apart));
+  CHECK_FALSE(measures_way(CollectiveKind::reduce, kLong, 8, NodeWay::single_copy, lost));
+  CHECK(measures_way(CollectiveKind::allreduce, kLong, 8, NodeWay::single_copy, lost));
+}
+
 TEST_CASE(
     "a verdict word says which classes leave their size's way before and from its operation") {
   const WayVerdict v{1000, 0b10000101, 0b010};
