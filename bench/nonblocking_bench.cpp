@@ -1,5 +1,5 @@
 // Nonblocking and persistent calls against the blocking call, on a team of
-// two pinned threads (docs/nonblocking.md):
+// pinned threads, two by default (docs/nonblocking.md):
 //
 //  - latency at 8 B: a blocking allreduce, iallreduce + wait, and a
 //    persistent start + wait, in turns: every round times a block of calls
@@ -11,8 +11,11 @@
 //    member spins on its core) and idle (the member sleeps, as one waiting
 //    on I/O or a message would, leaving its core free).
 //
-//   bazel run -c opt //bench:nonblocking_bench [-- ROUNDS]
+//   bazel run -c opt //bench:nonblocking_bench [-- ROUNDS [MEMBERS]]
 //   HREDUCE_PROGRESS_THREAD=1 bazel run -c opt //bench:nonblocking_bench
+//
+// A team of one (MEMBERS 1) prices the calls' own work, with no line moving
+// between cores.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -95,7 +98,8 @@ void small_latency(hreduce::Team& team, int rounds) {
       }
     }
   });
-  std::printf("8 B allreduce, 2 members, %d rounds of %d calls per way:\n", rounds, kCalls);
+  std::printf("8 B allreduce, %d member(s), %d rounds of %d calls per way:\n", team.size(), rounds,
+              kCalls);
   std::printf("  %-24s %18s %18s\n", "", "back to back", "one at a time");
   const char* names[3] = {"blocking allreduce", "iallreduce + wait", "persistent start + wait"};
   const double loop = median(block_means[0]), single = fastest_mean(alone[0]);
@@ -150,7 +154,7 @@ void overlap(hreduce::Team& team, int rounds) {
     }
   });
   const double t = median(pure);
-  std::printf("1 MiB allreduce, 2 members, medians of %d rounds:\n", rounds);
+  std::printf("1 MiB allreduce, %d member(s), medians of %d rounds:\n", team.size(), rounds);
   std::printf("  pure iallreduce + wait    %8.1f us\n", t);
   for (bool busy : {true, false}) {
     const double overall = median(busy ? busy_overall : idle_overall);
@@ -165,11 +169,12 @@ void overlap(hreduce::Team& team, int rounds) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
+  const int members = argc > 2 ? std::max(1, std::atoi(argv[2])) : 2;
   const char* thread = std::getenv("HREDUCE_PROGRESS_THREAD");
   std::printf("progress thread: %s\n",
               thread != nullptr && std::string(thread) == "1" ? "on" : "off");
   hreduce::TeamOptions options;
-  options.members = 2;
+  options.members = members;
   hreduce::Team team(options);
   small_latency(team, rounds);
   overlap(team, rounds);
