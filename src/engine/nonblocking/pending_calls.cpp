@@ -358,7 +358,7 @@ void PendingCalls::record_locked(std::uint64_t seq, ErrorKind kind, const std::s
 }
 
 Failure PendingCalls::take_failure(std::uint64_t seq) {
-  if (failures_unread_.load(std::memory_order_relaxed) == 0) return Failure::none();
+  if (!failures_pending()) return Failure::none();
   std::lock_guard lock(failures_mutex_);
   auto at = failures_.find(seq);
   if (at == failures_.end()) return Failure::none();

@@ -122,6 +122,9 @@ class PendingCalls {
   void drive(std::uint64_t seq, int rank, CollectiveKind kind, bool persistent);
   // The failure of call `seq` for one member, once; none when it went well.
   Failure take_failure(std::uint64_t seq);
+  // Whether any call's failure is still to be taken: where none is, a
+  // call's end skips take_failure() and the Failure it builds.
+  bool failures_pending() const { return failures_unread_.load(std::memory_order_relaxed) != 0; }
   // Every counter back to the start (Team::resynchronize: nothing in flight).
   void restart();
 

@@ -121,6 +121,7 @@ bool carries_same_call(const RequestState& state, const MemberState& member, con
 
 void finish(RequestState& state) {
   state.pending = false;
+  if (!state.calls->failures_pending()) return;
   Failure failure = state.calls->take_failure(state.seq);
   if (!failure) return;
   throw_error(failure.kind, label_of(state) + " (nonblocking call " + std::to_string(state.seq) +
