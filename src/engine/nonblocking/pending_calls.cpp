@@ -128,9 +128,7 @@ std::uint64_t PendingCalls::publish(int rank, const Call& call, std::uint64_t si
   if (mine.small) {
     copy_bytes(mine.payload, call.in, input_elements(call, members_) * call.op.elem_size);
   }
-  if (mine.invalid) {
-    record(seq, ErrorKind::argument, "member " + std::to_string(rank) + ": " + problem);
-  }
+  if (mine.invalid) record_problem(seq, rank, problem);
   // Where the team publishes without a fence (Waiting::light), the member
   // that comes last goes on to read the others' lines while its own is
   // still being taken back from their caches; with the fence it waited for
@@ -207,14 +205,23 @@ bool PendingCalls::agree(PendingSlot& slot, std::uint64_t seq) {
   if (!fine) return false;  // the members recorded why
   for (int r = 1; r < members_; ++r) fine &= calls[r].signature == calls[0].signature;
   if (fine) return true;
+  record_disagreement(slot, seq);
+  return false;
+}
+
+void PendingCalls::record_problem(std::uint64_t seq, int rank, const std::string& problem) {
+  record(seq, ErrorKind::argument, "member " + std::to_string(rank) + ": " + problem);
+}
+
+void PendingCalls::record_disagreement(const PendingSlot& slot, std::uint64_t seq) {
+  const PublishedCall* calls = slot.members;
   std::lock_guard lock(failures_mutex_);
-  if (failures_.count(seq) != 0) return false;
+  if (failures_.count(seq) != 0) return;
   for (int r = 1; r < members_; ++r) {
     if (calls[r].signature == calls[0].signature) continue;
     const Failure why = difference(*calls[r].call, *calls[0].call, r);
     record_locked(seq, why.kind, why.text);
   }
-  return false;
 }
 
 void PendingCalls::plan(PendingSlot& slot) {
@@ -315,8 +322,12 @@ void PendingCalls::drive(std::uint64_t seq, int rank, CollectiveKind kind, bool 
       arrived = opened ? wait_at_least(slot.completed, seq, deadline, team_.waiting)
                        : wait_at_least(slot.claims, seq << kChunkBits, deadline, team_.waiting);
     }
-    if (!arrived) time_out(seq, nonblocking_label(kind, persistent), what_is_missing(seq));
+    if (!arrived) time_out_waiting(seq, kind, persistent);
   }
+}
+
+void PendingCalls::time_out_waiting(std::uint64_t seq, CollectiveKind kind, bool persistent) {
+  time_out(seq, nonblocking_label(kind, persistent), what_is_missing(seq));
 }
 
 std::string PendingCalls::what_is_missing(std::uint64_t seq) {

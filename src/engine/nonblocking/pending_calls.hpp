@@ -154,9 +154,16 @@ class PendingCalls {
   void work(PendingSlot& slot, std::uint64_t seq, std::uint64_t chunk, const char* worker);
   void complete(PendingSlot& slot, std::uint64_t seq);
   void record(std::uint64_t seq, ErrorKind kind, const std::string& text);
+  // The failure paths of publish() and agree(), apart: their strings would
+  // give those a stack frame and its guard on every call.
+  [[gnu::noinline]] void record_problem(std::uint64_t seq, int rank, const std::string& problem);
+  [[gnu::noinline]] void record_disagreement(const PendingSlot& slot, std::uint64_t seq);
   void record_locked(std::uint64_t seq, ErrorKind kind, const std::string& text);
   [[noreturn]] void time_out(std::uint64_t seq, const std::string& label,
                              const std::string& waited_for);
+  // drive()'s time_out(), apart for the same reason as record_problem().
+  [[noreturn, gnu::noinline]] void time_out_waiting(std::uint64_t seq, CollectiveKind kind,
+                                                    bool persistent);
 
   TeamState& team_;
   const int members_;

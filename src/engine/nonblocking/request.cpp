@@ -49,6 +49,8 @@ class QueuedTeamCall final : public QueuedCall {
   }
   // A spare request state's call runs for its next member if it is this one.
   bool runs_for(const MemberState& member) const { return &member_ == &member; }
+  // Whether the last run threw.
+  bool failed() const { return other_ != nullptr || static_cast<bool>(failure_); }
   // Throws what the last run threw; `label` names the call.
   void rethrow(const std::string& label) {
     if (other_) std::rethrow_exception(std::exchange(other_, nullptr));
@@ -94,9 +96,15 @@ std::string_view refusal(const TeamState& team, const CollectiveOptions& options
   return team.nonblocking_refusal;
 }
 
+// The label only where the call threw: built on every call, its string
+// was a stack frame and its guard for every queued call.
+[[gnu::noinline]] void rethrow_queued(RequestState& state) {
+  state.queued->rethrow(label_of(state));
+}
+
 void finish_queued(RequestState& state) {
   state.pending = false;
-  state.queued->rethrow(label_of(state));
+  if (state.queued->failed()) rethrow_queued(state);
 }
 
 // Teams spanning processes run their calls on queues always; teams of
@@ -119,13 +127,23 @@ bool carries_same_call(const RequestState& state, const MemberState& member, con
          args.counts == last.counts && args.op == last.op;
 }
 
-void finish(RequestState& state) {
-  state.pending = false;
-  if (!state.calls->failures_pending()) return;
+// Apart from finish(), which every call ends with: its strings would give
+// finish() a stack frame and its guard on every call.
+[[gnu::noinline]] void throw_failure(const RequestState& state) {
   Failure failure = state.calls->take_failure(state.seq);
   if (!failure) return;
   throw_error(failure.kind, label_of(state) + " (nonblocking call " + std::to_string(state.seq) +
                                 "): " + failure.text);
+}
+
+void finish(RequestState& state) {
+  state.pending = false;
+  if (state.calls->failures_pending()) throw_failure(state);
+}
+
+[[noreturn, gnu::noinline]] void refuse_start_while_active(const RequestState& state) {
+  throw ArgumentError(label_of(state) + ": member " + std::to_string(state.member->global_rank) +
+                      ": start() while the call is still active (wait for it first)");
 }
 
 void check_usable(RequestState& state) {
@@ -264,10 +282,7 @@ RequestHandle issue_call(MemberState& member, const CallArgs& args, bool team_de
 }
 
 void start_request(RequestState& state) {
-  if (state.pending) {
-    throw ArgumentError(label_of(state) + ": member " + std::to_string(state.member->global_rank) +
-                        ": start() while the call is still active (wait for it first)");
-  }
+  if (state.pending) refuse_start_while_active(state);
   check_usable(state);
   if (state.queued) {
     state.member->queued_calls->start(*state.queued);
