@@ -12,6 +12,7 @@
 #include <mpi-ext.h>
 #endif
 
+#include "src/mpi_dropin/awaiting_team.hpp"
 #include "src/mpi_dropin/fortran_sentinels.hpp"
 #include "src/mpi_dropin/requests.hpp"
 #include "src/mpi_dropin/serve.hpp"
@@ -211,6 +212,7 @@ void reduce_scatter_init(const void* s, void* r, const MPI_Fint* counts, const M
 void finalize(MPI_Fint* ierror) {
   prepare_summary();
   release_spare_requests();
+  release_awaiting();
   set(ierror, PMPI_Finalize());
 }
 

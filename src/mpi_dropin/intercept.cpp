@@ -20,6 +20,7 @@
 #include "hreduce/team.hpp"
 #include "src/engine/member_access.hpp"
 #include "src/engine/nonblocking/call_queue.hpp"
+#include "src/mpi_dropin/awaiting_team.hpp"
 #include "src/mpi_dropin/datatypes.hpp"
 #include "src/mpi_dropin/error_text.hpp"
 #include "src/mpi_dropin/requests.hpp"
@@ -354,6 +355,7 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
 int MPI_Finalize() {
   hreduce::detail::mpi_dropin::prepare_summary();
   hreduce::detail::mpi_dropin::release_spare_requests();
+  hreduce::detail::mpi_dropin::release_awaiting();
   return PMPI_Finalize();
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/mpi_dropin/awaiting_team.hpp"
 #include "src/mpi_dropin/datatypes.hpp"
 #include "src/mpi_dropin/served_calls.hpp"
 #include "src/mpi_dropin/tally.hpp"
@@ -119,6 +120,32 @@ int end_all(MPI_Request requests[], MPI_Status statuses[], const Sorted& s, int 
   return MPI_ERR_IN_STATUS;
 }
 
+// A persistent call made before its communicator's team: MPI's request,
+// served from its first start after the team is built (awaiting_team.hpp).
+// `call` holds the prepared call: a new one (`fresh`) or a spare, which
+// goes back to the spares for a copy.
+int await_team_by_pmpi(ServedCall* call, std::unique_ptr<ServedCall> fresh, ServedCall*& spare,
+                       MPI_Request* request, PmpiStart pmpi) {
+  const Args& a = call->args;
+  handed_on(mpi_function(a.kind, Form::persistent), a.name,
+            "its communicator's team is not built yet (a blocking reduction builds it; the "
+            "request is served from its first MPI_Start after that)");
+  if (!fresh) {
+    fresh = std::make_unique<ServedCall>();
+    fresh->args = a;
+    fresh->recvcounts = call->recvcounts;
+    if (a.kind == CollectiveKind::reduce_scatter && a.recvcounts != nullptr) {
+      fresh->args.recvcounts = fresh->recvcounts.data();
+    }
+    fresh->combiner.emplace(a.op, describe(a.type), a.type);
+    fresh->persistent = true;
+    give_back(std::exchange(spare, nullptr));
+  }
+  const int rc = pmpi(request);
+  if (rc == MPI_SUCCESS) await_team(*request, std::move(fresh));
+  return rc;
+}
+
 }  // namespace
 
 int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart pmpi) {
@@ -155,7 +182,7 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
       call->comm = a.comm;
       call->generation = teams_generation();
       call->queue = queue_for(a.comm, why, call->team, call->lone);
-      if (call->queue == nullptr) {
+      if (call->queue == nullptr && (!why.empty() || !persistent)) {
         return hand_on(why.empty() ? "its communicator's team is not built yet (a blocking "
                                      "reduction builds it)"
                                    : why);
@@ -169,6 +196,8 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
       call->args.recvcounts = call->recvcounts.data();
     }
     call->persistent = persistent;
+    if (call->queue == nullptr)
+      return await_team_by_pmpi(call, std::move(fresh), spare, request, pmpi);
     if (fresh) {
       if (const int rc = make_shell(request); rc != MPI_SUCCESS) {
         return report(a.comm, rc, std::string(a.name) + ": no request");
@@ -318,6 +347,7 @@ int waitsome(int count, MPI_Request requests[], int* outcount, int indices[],
 
 int request_free(MPI_Request* request) {
   if (find(*request) != nullptr) forget(request);  // a running call ends on its own
+  if (any_awaiting()) stop_awaiting(*request);
   return PMPI_Request_free(request);
 }
 
@@ -335,6 +365,7 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 
 int start(MPI_Request* request) {
   ServedCall* call = find(*request);
+  if (call == nullptr && any_awaiting()) call = serve_where_team_ready(request);
   if (call == nullptr) return PMPI_Start(request);
   if (call->active) {
     return report(call->args.comm, MPI_ERR_REQUEST,
@@ -346,7 +377,7 @@ int start(MPI_Request* request) {
 }
 
 int startall(int count, MPI_Request requests[]) {
-  if (none_served()) return PMPI_Startall(count, requests);
+  if (none_served() && !any_awaiting()) return PMPI_Startall(count, requests);
   for (int i = 0; i < count; ++i) {
     const int rc = start(&requests[i]);
     if (rc != MPI_SUCCESS) return rc;

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 
+#include "src/mpi_dropin/serve.hpp"
 #include "src/mpi_dropin/teams.hpp"
 
 namespace hreduce::detail::mpi_dropin {
@@ -124,6 +125,14 @@ void handed_on_during_warmup(MpiFunction function) {
     say_once("calls handed to PMPI: warm-up (each communicator's first " +
              std::to_string(settings().warmup) +
              " calls, before its team is built; HREDUCE_MPI_WARMUP_CALLS)");
+  }
+}
+
+void served_from_start(MpiFunction function, const char* name) {
+  count_served(function);
+  if (settings().verbose) {
+    say_once(std::string(name) +
+             " served from its first MPI_Start after its communicator's team was built");
   }
 }
 

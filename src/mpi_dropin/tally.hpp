@@ -78,6 +78,10 @@ unsigned long served_calls(MpiFunction function);
 // per process that calls went there during a communicator's warm-up.
 void handed_on(MpiFunction function, const char* name, const std::string& why);
 void handed_on_during_warmup(MpiFunction function);
+// Count a persistent request of `function` handed on at its init and
+// served from a later MPI_Start (awaiting_team.hpp); with
+// HREDUCE_MPI_VERBOSE, say so once per entry point `name`.
+void served_from_start(MpiFunction function, const char* name);
 
 // HREDUCE_MPI_VERBOSE's summary of this process, on stderr:
 //   hreduce: process R: N calls served, M handed on to PMPI

@@ -5,7 +5,8 @@
  * Test loops in reverse, Waitall mixed with point-to-point requests,
  * Waitany, Waitsome, Testsome, Testall, Request_get_status), persistent
  * requests started again and again (Start, Startall), a request freed
- * while active, and MPI_Cancel refused.
+ * while active, MPI_Cancel refused, and persistent requests made before
+ * their communicator's team exists.
  *
  * Argument: "single" initialises with MPI_THREAD_SINGLE (served on one
  * node only: across nodes the calls' own thread needs MPI_THREAD_MULTIPLE),
@@ -430,6 +431,56 @@ static void killed(void) {
   _exit(rc != MPI_SUCCESS ? 0 : 1);
 }
 
+/* Persistent requests made on a communicator that has no team yet (a
+ * blocking reduction builds it): MPI serves their starts until a blocking
+ * call builds the team, the drop-in from the next start on (the script
+ * checks each *_init function says so), under the same handle, a copy of
+ * which completes the call. One request is freed before the team exists.
+ * A non-commutative op, half of them in place. */
+static void made_before_team(const Case* cases) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  Call k[NCOLL];
+  MPI_Request q[NCOLL], copies[NCOLL];
+  for (int i = 0; i < NCOLL; ++i) {
+    prepare(&k[i], i, &cases[i % 2 == 0 ? 3 : 0], 5 + i, i % 2, comm);
+    CHECK(start(&k[i], 1, &q[i]) == MPI_SUCCESS, "init before the team");
+    copies[i] = q[i];
+  }
+  Call dropped;
+  MPI_Request dropped_q;
+  prepare(&dropped, ALLREDUCE, &cases[0], 3, 0, comm);
+  CHECK(start(&dropped, 1, &dropped_q) == MPI_SUCCESS, "init before the team");
+  CHECK(MPI_Request_free(&dropped_q) == MPI_SUCCESS && dropped_q == MPI_REQUEST_NULL, "free");
+  release(&dropped);
+  for (int round = 0; round < 4; ++round) {
+    if (round == 2) {
+      int x = 1, y = 0;
+      MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comm); /* builds the team */
+      CHECK(y == size, "the blocking call that builds the team");
+    }
+    for (int i = 0; i < NCOLL; ++i) fill(&k[i], 7 * round + i);
+    if (round % 2 == 0) {
+      CHECK(MPI_Startall(NCOLL, q) == MPI_SUCCESS, "MPI_Startall");
+      CHECK(MPI_Waitall(NCOLL, copies, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "MPI_Waitall");
+    } else {
+      for (int i = 0; i < NCOLL; ++i) CHECK(MPI_Start(&q[i]) == MPI_SUCCESS, "MPI_Start");
+      for (int i = NCOLL - 1; i >= 0; --i) {
+        CHECK(MPI_Wait(&copies[i], MPI_STATUS_IGNORE) == MPI_SUCCESS, "MPI_Wait");
+      }
+    }
+    for (int i = 0; i < NCOLL; ++i) {
+      CHECK(q[i] == copies[i], "the handle stays");
+      compare(&k[i], round < 2 ? "persistent, before the team" : "persistent, after the team");
+    }
+  }
+  for (int i = 0; i < NCOLL; ++i) {
+    CHECK(MPI_Request_free(&q[i]) == MPI_SUCCESS && q[i] == MPI_REQUEST_NULL, "free");
+    release(&k[i]);
+  }
+  MPI_Comm_free(&comm);
+}
+
 int main(int argc, char** argv) {
   const int want =
       argc > 1 && strcmp(argv[1], "single") == 0 ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE;
@@ -450,6 +501,7 @@ int main(int argc, char** argv) {
        same_double_int},
       {"affine (not commutative)", pair, compose, 2 * sizeof(unsigned), fill_affine, NULL},
   };
+  made_before_team(cases);
   MPI_Comm halves;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &halves);
   MPI_Comm comms[] = {MPI_COMM_WORLD, halves};
