@@ -53,6 +53,17 @@ std::vector<Candidate> explain_candidates(const MachinePrices& prices, const Top
       s.single_copy_race = race;
       add("node level", race ? "single copy auto (raced)" : "single copy on", s, false);
     }
+    // Where the measure picks between the size's way and the single copy:
+    // each alone, as the runtime times them.
+    if (const std::optional<NodeWay> from =
+            predict_hreduce(prices, node, layout, call, chosen).measured_from) {
+      const NodeWay other = *from == NodeWay::single_copy ? NodeWay::chunks : NodeWay::single_copy;
+      for (const NodeWay way : {*from, other}) {
+        ModelSettings alone = chosen;
+        alone.measured_node_way = way;
+        add("node level", std::string(to_string(way)) + " alone", alone, false);
+      }
+    }
   }
   const bool messages = layout.nodes > 1 || (layout.processes > 1 && !settings.node_shared_memory);
   if (messages && (is(call, "allreduce") || is(call, "reduce_scatter_block"))) {

@@ -411,6 +411,7 @@ Prediction NodeCall::run() {
   for (int l = 0; l < kLevelCount; ++l) out.levels[l] = path.level_seconds[l];
   out.dominant = path.dominant_term;
   out.decisions = decisions_;
+  out.measured_from = measured_from_;
   return out;
 }
 

@@ -103,6 +103,7 @@ class NodeCall {
   std::vector<int> memory_;  // resource: each NUMA node's bandwidth (fraction of it)
   FluidSimulation sim_;
   std::string decisions_;
+  std::optional<NodeWay> measured_from_;  // Prediction::measured_from
 };
 
 }  // namespace hreduce::detail::model

@@ -88,6 +88,7 @@ void NodeCall::node_level_up() {
                          is_scan(kind_) && layout_.nodes > 1);
   const bool measured = measures_way(kind, call_.bytes_per_member, elem_size, way, shape);
   if (measured) {
+    measured_from_ = way;
     way = settings_.measured_node_way ? *settings_.measured_node_way : measured_way(way);
   }
   decisions_ += std::string("; node level: ") + std::string(to_string(way)) +

@@ -57,6 +57,9 @@ struct Prediction {
   double levels[kLevelCount] = {};
   std::string dominant;   // the term that took most of the critical path
   std::string decisions;  // the runtime's choices, in words
+  // Where two processes' node level goes by measure (measures_way): the
+  // size's way, which the measure compares with the other.
+  std::optional<NodeWay> measured_from;
 };
 
 struct FlatPrediction {

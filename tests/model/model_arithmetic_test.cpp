@@ -208,6 +208,19 @@ TEST_CASE("two processes' node level takes the way their measure settles on", "[
         CHECK_THAT(p.decisions, Catch::Contains("node level: " + std::string(to_string(expected)) +
                                                 " (by measure)"));
         CHECK(p.seconds == Approx(switches ? other_s : by_size_s));
+        CHECK(p.measured_from == by_size.measured_node_way);
+        // --explain prices both ways alone, beside the runtime's way.
+        int alone = 0;
+        for (const md::Candidate& c :
+             md::explain_candidates(prices, node, {1, 2, 1}, call, md::ModelSettings{})) {
+          for (const md::ModelSettings* way : {&by_size, &other}) {
+            if (c.what != std::string(to_string(*way->measured_node_way)) + " alone") continue;
+            ++alone;
+            CHECK_FALSE(c.chosen);
+            CHECK(c.seconds == Approx(way == &by_size ? by_size_s : other_s));
+          }
+        }
+        CHECK(alone == 2);
         switched += switches;
         kept += !switches;
         kept_within_margin += !switches && other_s < by_size_s;
@@ -223,6 +236,8 @@ TEST_CASE("two processes' node level takes the way their measure settles on", "[
   // single copy off.
   CHECK_THAT(predict({1, 2, 1}, {"reduce", 8 << 10, "double"}).decisions,
              Catch::Contains("node level: inline over"));
+  CHECK_FALSE(predict({1, 2, 1}, {"reduce", 8 << 10, "double"}).measured_from);
+  CHECK_FALSE(predict({1, 3, 1}, {"reduce", 1 << 20, "double"}).measured_from);
   CHECK_THAT(predict({1, 3, 1}, {"reduce", 1 << 20, "double"}).decisions,
              Catch::Contains("node level: chunks over"));
   md::ModelSettings off;
@@ -261,14 +276,16 @@ TEST_CASE("with the race, the node level takes the way priced faster at the race
              Catch::Contains("node level: chunks over"));
   CHECK_THAT(md::predict_hreduce(prices, node, {1, 2, 1}, long_call, on).decisions,
              Catch::Contains("node level: chunks (by measure)"));
-  // --explain's node-level candidates: the runtime's way, off, and the
-  // race (two processes only).
+  // --explain's node-level candidates: the runtime's way, off, the race
+  // (two processes only), and the two ways the measure compares, each
+  // alone (two processes, by measure).
   std::vector<std::string> whats;
   for (const md::Candidate& c : md::explain_candidates(prices, node, {1, 2, 1}, long_call, on)) {
     if (c.level == "node level") whats.push_back(c.what);
   }
   CHECK(whats == std::vector<std::string>{"the runtime's way", "single copy off",
-                                          "single copy auto (raced)"});
+                                          "single copy auto (raced)", "single copy alone",
+                                          "chunks alone"});
   whats.clear();
   for (const md::Candidate& c : md::explain_candidates(prices, node, {1, 3, 1}, long_call, on)) {
     if (c.level == "node level") whats.push_back(c.what);
