@@ -42,6 +42,13 @@ ServedCall* serve_where_team_ready(MPI_Request* request) {
     const auto found = a.calls.find(*request);
     if (found == a.calls.end()) return nullptr;
     ServedCall& waiting = *found->second;
+    if (!comm_lives(waiting.comm_serial)) {
+      // Freed, and the handle may name another communicator now: MPI
+      // keeps the request's own.
+      a.calls.erase(found);
+      a.size.store(a.calls.size(), std::memory_order_release);
+      return nullptr;
+    }
     std::string why;
     waiting.queue = queue_for(waiting.args.comm, why, waiting.team, waiting.lone);
     if (waiting.queue == nullptr) {

@@ -122,28 +122,26 @@ int end_all(MPI_Request requests[], MPI_Status statuses[], const Sorted& s, int 
 
 // A persistent call made before its communicator's team: MPI's request,
 // served from its first start after the team is built (awaiting_team.hpp).
-// `call` holds the prepared call: a new one (`fresh`) or a spare, which
-// goes back to the spares for a copy.
-int await_team_by_pmpi(ServedCall* call, std::unique_ptr<ServedCall> fresh, ServedCall*& spare,
-                       MPI_Request* request, PmpiStart pmpi) {
+int await_team_by_pmpi(std::unique_ptr<ServedCall> call, MPI_Request* request, PmpiStart pmpi) {
   const Args& a = call->args;
   handed_on(mpi_function(a.kind, Form::persistent), a.name,
             "its communicator's team is not built yet (a blocking reduction builds it; the "
             "request is served from its first MPI_Start after that)");
-  if (!fresh) {
-    fresh = std::make_unique<ServedCall>();
-    fresh->args = a;
-    fresh->recvcounts = call->recvcounts;
-    if (a.kind == CollectiveKind::reduce_scatter && a.recvcounts != nullptr) {
-      fresh->args.recvcounts = fresh->recvcounts.data();
-    }
-    fresh->combiner.emplace(a.op, describe(a.type), a.type);
-    fresh->persistent = true;
-    give_back(std::exchange(spare, nullptr));
-  }
   const int rc = pmpi(request);
-  if (rc == MPI_SUCCESS) await_team(*request, std::move(fresh));
+  if (rc == MPI_SUCCESS) await_team(*request, std::move(call));
   return rc;
+}
+
+// Whether served persistent call `call` still has its communicator's team.
+// MPI keeps a freed communicator for the persistent requests made on it,
+// but its team went at MPI_Comm_free (as every process's did, at the same
+// call): its starts go to MPI's own request from then on.
+bool team_still_there(ServedCall& call) {
+  const unsigned now = teams_generation();
+  if (call.generation == now) return true;
+  if (!comm_lives(call.comm_serial)) return false;
+  call.generation = now;
+  return true;
 }
 
 }  // namespace
@@ -160,7 +158,9 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
       handed_on(function, a.name, "MPI_COMM_NULL");
       return pmpi(request);
     }
-    spare = take_spare();
+    // A persistent request is MPI's own (PMPI<PREFIX>_<call>_init), whose
+    // starts MPI may serve again later: never a spare's shell.
+    spare = persistent ? nullptr : take_spare();
     std::unique_ptr<ServedCall> fresh;
     ServedCall* const call =
         spare != nullptr ? spare : (fresh = std::make_unique<ServedCall>()).get();
@@ -196,10 +196,10 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
       call->args.recvcounts = call->recvcounts.data();
     }
     call->persistent = persistent;
-    if (call->queue == nullptr)
-      return await_team_by_pmpi(call, std::move(fresh), spare, request, pmpi);
+    if (persistent) call->comm_serial = comm_serial(a.comm);
+    if (call->queue == nullptr) return await_team_by_pmpi(std::move(fresh), request, pmpi);
     if (fresh) {
-      if (const int rc = make_shell(request); rc != MPI_SUCCESS) {
+      if (const int rc = persistent ? pmpi(request) : make_shell(request); rc != MPI_SUCCESS) {
         return report(a.comm, rc, std::string(a.name) + ": no request");
       }
     }
@@ -220,7 +220,8 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
 int wait(MPI_Request* request, MPI_Status* status) {
   ServedCall* call = find(*request);
   if (call == nullptr || !call->active) return PMPI_Wait(request, status);
-  call->queue->wait(*call, true);
+  // A done call needs no queue, which went if its communicator was freed.
+  if (!call->done()) call->queue->wait(*call, true);
   return end(request, call, status);
 }
 
@@ -243,7 +244,7 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   // Beside MPI's requests, this thread keeps MPI progressing and leaves
   // the served calls to the queue's thread; alone, it may run them itself.
   for (const auto& [i, call] : s.ours) {
-    call->queue->wait(*call, !s.others, s.others ? &progress : nullptr);
+    if (!call->done()) call->queue->wait(*call, !s.others, s.others ? &progress : nullptr);
   }
   std::vector<MPI_Request> rest = without_ours(count, requests, s);
   const int rc = PMPI_Waitall(count, rest.data(), statuses);
@@ -366,6 +367,13 @@ int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 int start(MPI_Request* request) {
   ServedCall* call = find(*request);
   if (call == nullptr && any_awaiting()) call = serve_where_team_ready(request);
+  if (call != nullptr && !call->active && !team_still_there(*call)) {
+    handed_on(mpi_function(call->args.kind, Form::persistent), call->args.name,
+              "its communicator was freed (its team went with it; MPI keeps the communicator "
+              "for the request)");
+    forget(request);  // the request stays, MPI's own
+    call = nullptr;
+  }
   if (call == nullptr) return PMPI_Start(request);
   if (call->active) {
     return report(call->args.comm, MPI_ERR_REQUEST,

@@ -2,12 +2,15 @@
 // serves, and the MPI completion calls that must know them.
 //
 // A served call's request is a real MPI request that MPI itself never
-// starts: an inactive persistent send to MPI_PROC_NULL on MPI_COMM_SELF
-// (the "shell"). MPI treats an inactive request as complete at once, with
-// an empty status, so wherever a shell reaches PMPI_* (a Waitall that also
-// holds point-to-point requests, the Fortran handle table, MPI_Request_free)
-// MPI does the right thing for it, and the drop-in only has to hold the
-// completion call back until its own call is done. Shells live in a table
+// starts: for MPI_I<call> an inactive persistent send to MPI_PROC_NULL on
+// MPI_COMM_SELF (the "shell"), for <call>_init MPI's own persistent request
+// (PMPI<PREFIX>_<call>_init), whose starts go to MPI where hreduce stops
+// serving it (made before the team: awaiting_team.hpp; its communicator
+// freed). MPI treats an inactive request as complete at once, with an
+// empty status, so wherever one reaches PMPI_* (a Waitall that also holds
+// point-to-point requests, the Fortran handle table, MPI_Request_free) MPI
+// does the right thing for it, and the drop-in only has to hold the
+// completion call back until its own call is done. They live in a table
 // (handle -> call); while it is empty every completion call goes straight
 // to PMPI_*.
 //

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@ class ServedCall final : public QueuedCall {
   // communicator's state).
   MPI_Comm comm = MPI_COMM_NULL;
   unsigned generation = 0;
+  std::uint64_t comm_serial = 0;         // a persistent call's communicator (comm_serial())
   MPI_Request shell = MPI_REQUEST_NULL;  // its request: the table's key
   // Ended, kept for the next call (Table). Atomic only because another
   // thread's lookup of the same request, which MPI would call erroneous,

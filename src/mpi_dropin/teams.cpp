@@ -19,6 +19,8 @@ namespace hreduce::detail::mpi_dropin {
 namespace {
 
 struct CommState {
+  // Never reused, unlike the communicator's handle: comm_lives().
+  std::uint64_t serial = 0;
   unsigned long calls = 0;
   std::unique_ptr<Team> team;
   std::unique_ptr<LoneMemberPath> lone;  // destroyed before the team
@@ -45,6 +47,7 @@ int self_keyval = MPI_KEYVAL_INVALID;
 // Bumped whenever a state goes, so that no thread trusts a cached lookup
 // of a freed communicator whose handle MPI reused.
 std::atomic<unsigned> generation{0};
+std::atomic<std::uint64_t> last_serial{0};
 
 void release(CommState* state) {
   generation.fetch_add(1, std::memory_order_relaxed);
@@ -120,6 +123,7 @@ CommState* state_of_comm(MPI_Comm comm) {
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
     state = new CommState;
+    state->serial = last_serial.fetch_add(1, std::memory_order_relaxed) + 1;
     if (inter) state->unserved = "an intercommunicator";
     {
       std::lock_guard lock(registry_mutex);
@@ -131,6 +135,16 @@ CommState* state_of_comm(MPI_Comm comm) {
 }
 
 }  // namespace
+
+std::uint64_t comm_serial(MPI_Comm comm) { return state_of_comm(comm)->serial; }
+
+bool comm_lives(std::uint64_t serial) {
+  std::lock_guard lock(registry_mutex);
+  for (const auto& entry : registry()) {
+    if (entry.first->serial == serial) return true;
+  }
+  return false;
+}
 
 CallQueue* queue_for(MPI_Comm comm, std::string& why, Team*& team, LoneMemberPath*& lone) {
   CommState* state = state_of_comm(comm);

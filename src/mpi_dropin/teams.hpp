@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -60,6 +61,13 @@ Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone,
 // queue's thread sends MPI messages, which needs MPI_THREAD_MULTIPLE on
 // every process.
 CallQueue* queue_for(MPI_Comm comm, std::string& why, Team*& team, LoneMemberPath*& lone);
+
+// A number for `comm`, never reused (MPI reuses a freed communicator's
+// handle), and whether the communicator it numbers still exists: a served
+// persistent request may outlive its communicator (MPI keeps the
+// communicator for the request; its team goes at MPI_Comm_free).
+std::uint64_t comm_serial(MPI_Comm comm);
+bool comm_lives(std::uint64_t serial);
 
 // Changes whenever a communicator's team goes (MPI_Comm_free, finalize): a
 // thread that kept a team from before must look it up again, for MPI may

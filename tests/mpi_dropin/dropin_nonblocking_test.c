@@ -5,8 +5,9 @@
  * Test loops in reverse, Waitall mixed with point-to-point requests,
  * Waitany, Waitsome, Testsome, Testall, Request_get_status), persistent
  * requests started again and again (Start, Startall), a request freed
- * while active, MPI_Cancel refused, and persistent requests made before
- * their communicator's team exists.
+ * while active, MPI_Cancel refused, persistent requests made before
+ * their communicator's team exists, and requests that outlive their
+ * communicator.
  *
  * Argument: "single" initialises with MPI_THREAD_SINGLE (served on one
  * node only: across nodes the calls' own thread needs MPI_THREAD_MULTIPLE),
@@ -481,6 +482,48 @@ static void made_before_team(const Case* cases) {
   MPI_Comm_free(&comm);
 }
 
+/* Requests that outlive their communicator: a served MPI_Iallreduce still
+ * running at MPI_Comm_free ends normally (MPI's rule for pending
+ * operations), and persistent requests, served and made before the team,
+ * are freed after it. (Starting them again after MPI_Comm_free would go to
+ * MPI, whose Open MPI 4.1 crashes in its own start there.) The oracle runs
+ * on a twin communicator. */
+static void outlives_comm(const Case* sum) {
+  MPI_Comm comm, twin;
+  MPI_Comm_dup(MPI_COMM_WORLD, &twin);
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int x = 1, y = 0;
+  MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comm); /* builds the team */
+  Call once, prepared;
+  prepare(&once, ALLREDUCE, sum, 7, 0, comm);
+  prepare(&prepared, REDUCE, sum, 9, 0, comm);
+  MPI_Request q, p;
+  CHECK(start(&prepared, 1, &p) == MPI_SUCCESS, "init");
+  fill(&prepared, 1);
+  CHECK(MPI_Start(&p) == MPI_SUCCESS && MPI_Wait(&p, MPI_STATUS_IGNORE) == MPI_SUCCESS, "start");
+  prepared.comm = twin;
+  compare(&prepared, "persistent, before MPI_Comm_free");
+  prepared.comm = comm;
+  fill(&once, 2);
+  CHECK(start(&once, 0, &q) == MPI_SUCCESS, "start");
+  MPI_Comm unbuilt;
+  MPI_Comm_dup(MPI_COMM_WORLD, &unbuilt);
+  Call early;
+  prepare(&early, SCAN, sum, 4, 0, unbuilt);
+  MPI_Request e;
+  CHECK(start(&early, 1, &e) == MPI_SUCCESS, "init before the team");
+  MPI_Comm_free(&unbuilt);
+  MPI_Comm_free(&comm);
+  CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS && q == MPI_REQUEST_NULL,
+        "a call still running at MPI_Comm_free ends");
+  once.comm = prepared.comm = early.comm = twin;
+  compare(&once, "nonblocking, outliving its communicator");
+  CHECK(MPI_Request_free(&p) == MPI_SUCCESS && MPI_Request_free(&e) == MPI_SUCCESS,
+        "free after MPI_Comm_free");
+  release(&once), release(&prepared), release(&early);
+  MPI_Comm_free(&twin);
+}
+
 int main(int argc, char** argv) {
   const int want =
       argc > 1 && strcmp(argv[1], "single") == 0 ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE;
@@ -502,6 +545,7 @@ int main(int argc, char** argv) {
       {"affine (not commutative)", pair, compose, 2 * sizeof(unsigned), fill_affine, NULL},
   };
   made_before_team(cases);
+  outlives_comm(&cases[0]);
   MPI_Comm halves;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &halves);
   MPI_Comm comms[] = {MPI_COMM_WORLD, halves};

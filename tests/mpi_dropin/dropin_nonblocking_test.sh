@@ -17,14 +17,15 @@ timeout 900 mpirun --oversubscribe --bind-to none -np "$np" -x LD_PRELOAD="$libr
 grep -v "^hreduce: process [0-9]*: MPI_" "$log" || true
 [ $status -eq 0 ] || { echo "dropin_nonblocking_test failed (status $status)"; exit 1; }
 # Each persistent form made one request before its communicator's team
-# existed (MPIX_Allreduce_init two, one freed unstarted): handed on at its
-# init, served from its first start after the team was built.
+# existed (MPIX_Allreduce_init two, one freed unstarted; MPIX_Scan_init
+# two, one freed with its communicator): handed on at its init, served
+# from its first start after the team was built.
 for function in MPI_Iallreduce MPI_Ireduce MPI_Ireduce_scatter MPI_Ireduce_scatter_block \
   MPI_Iscan MPI_Iexscan MPIX_Allreduce_init MPIX_Reduce_init MPIX_Reduce_scatter_init \
   MPIX_Reduce_scatter_block_init MPIX_Scan_init MPIX_Exscan_init; do
   before_team=0
   case $function in
-    MPIX_Allreduce_init) before_team=2 ;;
+    MPIX_Allreduce_init | MPIX_Scan_init) before_team=2 ;;
     MPIX_*) before_team=1 ;;
   esac
   served=$(grep -c \
