@@ -207,6 +207,14 @@ void reduce_scatter_init(const void* s, void* r, const MPI_Fint* counts, const M
                        ierror);
 }
 
+// MPI_Barrier from Fortran, as from C: where the communicator's reductions
+// waited for a team, it is built first (teams.hpp).
+void barrier(const MPI_Fint* comm, MPI_Fint* ierror) {
+  const MPI_Comm c = PMPI_Comm_f2c(*comm);
+  if (settings().enabled && c != MPI_COMM_NULL) build_at_barrier(c);
+  set(ierror, PMPI_Barrier(c));
+}
+
 // MPI_Finalize from Fortran: the verbose summary first, as from C, even
 // where no reduction was made.
 void finalize(MPI_Fint* ierror) {
@@ -303,4 +311,5 @@ HREDUCE_FORTRAN_X(reduce_init, MPIX_REDUCE_INIT,
                    const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierror),
                   (s, r, count, type, op, root, comm, info, request, ierror))
 HREDUCE_FORTRAN(finalize, MPI_FINALIZE, (MPI_Fint * ierror), (ierror))
+HREDUCE_FORTRAN(barrier, MPI_BARRIER, (const MPI_Fint* comm, MPI_Fint* ierror), (comm, ierror))
 }

@@ -350,6 +350,14 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
       a, [&] { return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); });
 }
 
+// A blocking collective on which a communicator whose reductions are all
+// nonblocking gets its team (teams.hpp).
+int MPI_Barrier(MPI_Comm comm) {
+  using namespace hreduce::detail::mpi_dropin;
+  if (settings().enabled && comm != MPI_COMM_NULL) build_at_barrier(comm);
+  return PMPI_Barrier(comm);
+}
+
 // Only for HREDUCE_MPI_VERBOSE's summary, which a program with no
 // intercepted call would otherwise not get.
 int MPI_Finalize() {

@@ -125,8 +125,9 @@ int end_all(MPI_Request requests[], MPI_Status statuses[], const Sorted& s, int 
 int await_team_by_pmpi(std::unique_ptr<ServedCall> call, MPI_Request* request, PmpiStart pmpi) {
   const Args& a = call->args;
   handed_on(mpi_function(a.kind, Form::persistent), a.name,
-            "its communicator's team is not built yet (a blocking reduction builds it; the "
-            "request is served from its first MPI_Start after that)");
+            "its communicator's team is not built yet (a blocking reduction builds it, or a "
+            "barrier after such calls; the request is served from its first MPI_Start after "
+            "that)");
   const int rc = pmpi(request);
   if (rc == MPI_SUCCESS) await_team(*request, std::move(call));
   return rc;
@@ -184,7 +185,7 @@ int start_call(const Args& a, bool persistent, MPI_Request* request, PmpiStart p
       call->queue = queue_for(a.comm, why, call->team, call->lone);
       if (call->queue == nullptr && (!why.empty() || !persistent)) {
         return hand_on(why.empty() ? "its communicator's team is not built yet (a blocking "
-                                     "reduction builds it)"
+                                     "reduction builds it, or a barrier after such calls)"
                                    : why);
       }
     }

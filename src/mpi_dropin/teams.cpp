@@ -22,6 +22,10 @@ struct CommState {
   // Never reused, unlike the communicator's handle: comm_lives().
   std::uint64_t serial = 0;
   unsigned long calls = 0;
+  // Nonblocking and persistent calls (and starts of persistent requests
+  // made before the team) handed on for want of a team: a barrier builds
+  // it for them (build_at_barrier).
+  unsigned long waited = 0;
   std::unique_ptr<Team> team;
   std::unique_ptr<LoneMemberPath> lone;  // destroyed before the team
   std::string unserved;                  // why this communicator goes to PMPI for good
@@ -113,13 +117,37 @@ unsigned teams_generation() { return generation.load(std::memory_order_relaxed);
 
 namespace {
 
-CommState* state_of_comm(MPI_Comm comm) {
+// The state of `comm`, or null where no intercepted call has met it.
+CommState* found_state(MPI_Comm comm) {
   make_keyvals();
   void* value = nullptr;
   int found = 0;
   PMPI_Comm_get_attr(comm, comm_keyval, &value, &found);
-  CommState* state = static_cast<CommState*>(value);
-  if (!found) {
+  return found ? static_cast<CommState*>(value) : nullptr;
+}
+
+// Builds the team of `comm` (collective: every process calls it at the same
+// call); on failure the communicator goes to PMPI for good.
+bool build_team(CommState* state, MPI_Comm comm) {
+  try {
+    TeamOptions options;
+    options.bind = false;  // the members are the application's own threads
+    // Reading the machine with hwloc is most of building a team: once per
+    // process is enough.
+    static const Topology machine = Topology::discover();
+    options.topology = machine;
+    state->team = std::make_unique<Team>(build_mpi_team(comm, 1, options, MpiTeamOptions{}));
+    state->lone = LoneMemberPath::of(state->team->member(0));
+    return true;
+  } catch (const std::exception& e) {
+    state->unserved = std::string("building a team failed: ") + e.what();
+    return false;
+  }
+}
+
+CommState* state_of_comm(MPI_Comm comm) {
+  CommState* state = found_state(comm);
+  if (state == nullptr) {
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
     state = new CommState;
@@ -152,7 +180,10 @@ CallQueue* queue_for(MPI_Comm comm, std::string& why, Team*& team, LoneMemberPat
     why = state->unserved;
     return nullptr;
   }
-  if (!state->team) return nullptr;  // and the warm-up counts blocking calls only
+  if (!state->team) {
+    ++state->waited;  // the warm-up counts blocking calls only
+    return nullptr;
+  }
   const TeamState& team_state = state_of(state->team->member(0)).team;
   if (!team_state.nonblocking_refusal.empty()) {
     why = "the communicator's team: " + team_state.nonblocking_refusal;
@@ -201,22 +232,21 @@ Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone,
     return state->team.get();
   }
   if (state->calls++ < settings().warmup) return nullptr;
-  try {
-    TeamOptions options;
-    options.bind = false;  // the members are the application's own threads
-    // Reading the machine with hwloc is most of building a team: once per
-    // process is enough.
-    static const Topology machine = Topology::discover();
-    options.topology = machine;
-    state->team = std::make_unique<Team>(build_mpi_team(comm, 1, options, MpiTeamOptions{}));
-    state->lone = LoneMemberPath::of(state->team->member(0));
-  } catch (const std::exception& e) {
-    state->unserved = std::string("building a team failed: ") + e.what();
+  if (!build_team(state, comm)) {
     why = state->unserved;
     return nullptr;
   }
   lone = state->lone.get();
   return state->team.get();
+}
+
+void build_at_barrier(MPI_Comm comm) {
+  CommState* state = found_state(comm);
+  if (state == nullptr || state->team || !state->unserved.empty() || state->waited == 0 ||
+      state->calls + state->waited < settings().warmup) {
+    return;
+  }
+  build_team(state, comm);
 }
 
 }  // namespace hreduce::detail::mpi_dropin

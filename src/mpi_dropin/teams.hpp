@@ -62,6 +62,14 @@ Team* team_for(MPI_Comm comm, std::string& why, LoneMemberPath*& lone,
 // every process.
 CallQueue* queue_for(MPI_Comm comm, std::string& why, Team*& team, LoneMemberPath*& lone);
 
+// At MPI_Barrier on `comm` (collective, and blocking): builds its team
+// where nonblocking or persistent reductions were handed on for want of
+// one and the communicator is past its warm-up (its blocking and those
+// calls together), so that a program whose reductions are all nonblocking
+// is served from its first barrier on. Every process counts the same
+// calls, so all build at the same barrier, or none does.
+void build_at_barrier(MPI_Comm comm);
+
 // A number for `comm`, never reused (MPI reuses a freed communicator's
 // handle), and whether the communicator it numbers still exists: a served
 // persistent request may outlive its communicator (MPI keeps the

@@ -59,7 +59,7 @@ program dropin_fortran
   integer :: pairs(2 * n), got(2 * n), a, b, k
   HANDLE(MPI_Datatype) :: pair_type
   HANDLE(MPI_Op) :: affine_op
-  HANDLE(MPI_Comm) :: comm
+  HANDLE(MPI_Comm) :: comm, only_nonblocking
   HANDLE(MPI_Request) :: request, requests(3)
   integer :: ring_out(n), ring_in(n), index
   logical :: flag
@@ -152,6 +152,19 @@ program dropin_fortran
   call MPI_Iallreduce(x, y, n, MPI_INTEGER, MPI_SUM, comm, request, ierr)
   call MPI_Wait(request, MPI_STATUS_IGNORE, ierr)
   if (any(y /= expect) .or. ierr /= MPI_SUCCESS) call bad('iallreduce')
+
+  ! A communicator whose reductions are all nonblocking: MPI serves them
+  ! (two, the warm-up) until its first barrier builds its team, the library
+  ! after it (dropin_test.sh checks the counts).
+  call MPI_Comm_dup(comm, only_nonblocking, ierr)
+  do r = 1, 3
+    if (r == 3) call MPI_Barrier(only_nonblocking, ierr)
+    y = -1
+    call MPI_Iallreduce(x, y, n, MPI_INTEGER, MPI_SUM, only_nonblocking, request, ierr)
+    call MPI_Wait(request, MPI_STATUS_IGNORE, ierr)
+    if (any(y /= expect) .or. ierr /= MPI_SUCCESS) call bad('iallreduce before and after a barrier')
+  end do
+  call MPI_Comm_free(only_nonblocking, ierr)
 
   ! Requests of a reduction and of point-to-point messages in one Waitall,
   ! then a scan completed by a Test loop and a Waitany.

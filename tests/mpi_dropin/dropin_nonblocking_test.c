@@ -6,8 +6,8 @@
  * Waitany, Waitsome, Testsome, Testall, Request_get_status), persistent
  * requests started again and again (Start, Startall), a request freed
  * while active, MPI_Cancel refused, persistent requests made before
- * their communicator's team exists, and requests that outlive their
- * communicator.
+ * their communicator's team exists, requests that outlive their
+ * communicator, and a communicator whose reductions are all nonblocking.
  *
  * Argument: "single" initialises with MPI_THREAD_SINGLE (served on one
  * node only: across nodes the calls' own thread needs MPI_THREAD_MULTIPLE),
@@ -524,6 +524,34 @@ static void outlives_comm(const Case* sum) {
   MPI_Comm_free(&twin);
 }
 
+/* A communicator whose reductions are all nonblocking: MPI serves them
+ * until its first barrier builds the team, the drop-in after it (the
+ * script checks MPI_Iallreduce was handed on once, and MPIX_Scan_init's
+ * request switched). */
+static void nonblocking_only(const Case* sum) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  Call once, prepared;
+  prepare(&once, ALLREDUCE, sum, 6, 0, comm);
+  prepare(&prepared, SCAN, sum, 3, 1, comm);
+  MPI_Request q, p;
+  CHECK(start(&prepared, 1, &p) == MPI_SUCCESS, "init before the team");
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) CHECK(MPI_Barrier(comm) == MPI_SUCCESS, "the barrier that builds the team");
+    fill(&once, round);
+    CHECK(start(&once, 0, &q) == MPI_SUCCESS, "start");
+    CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS, "wait");
+    compare(&once,
+            round == 0 ? "nonblocking, before the barrier" : "nonblocking, after the barrier");
+    fill(&prepared, 2 + round);
+    CHECK(MPI_Start(&p) == MPI_SUCCESS && MPI_Wait(&p, MPI_STATUS_IGNORE) == MPI_SUCCESS, "start");
+    compare(&prepared, round == 0 ? "persistent, before the barrier" : "persistent, after it");
+  }
+  CHECK(MPI_Request_free(&p) == MPI_SUCCESS, "free");
+  release(&once), release(&prepared);
+  MPI_Comm_free(&comm);
+}
+
 int main(int argc, char** argv) {
   const int want =
       argc > 1 && strcmp(argv[1], "single") == 0 ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE;
@@ -546,6 +574,7 @@ int main(int argc, char** argv) {
   };
   made_before_team(cases);
   outlives_comm(&cases[0]);
+  nonblocking_only(&cases[0]);
   MPI_Comm halves;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &halves);
   MPI_Comm comms[] = {MPI_COMM_WORLD, halves};

@@ -40,7 +40,7 @@ run unserved
 once_per_process "$warmup"
 for call in MPI_Iallreduce MPI_Ireduce MPI_Iscan MPI_Iexscan MPI_Ireduce_scatter \
   MPI_Ireduce_scatter_block; do
-  once_per_process "$call handed to PMPI: its communicator's team is not built yet (a blocking reduction builds it)"
+  once_per_process "$call handed to PMPI: its communicator's team is not built yet (a blocking reduction builds it, or a barrier after such calls)"
 done
 # No team was built: 6 nonblocking calls and 2 in warm-up, all handed on.
 once_per_process "0 calls served, 8 handed on to PMPI"
