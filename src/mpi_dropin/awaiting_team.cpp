@@ -13,9 +13,18 @@ namespace hreduce::detail::mpi_dropin {
 namespace {
 
 struct Awaiting {
+  using Calls = std::unordered_map<MPI_Request, std::unique_ptr<ServedCall>>;
   std::mutex mutex;
-  std::unordered_map<MPI_Request, std::unique_ptr<ServedCall>> calls;
-  std::atomic<std::size_t> size{0};
+  Calls calls;
+  std::atomic<std::size_t> size{0};  // of calls, read without the lock (any_awaiting)
+
+  // With the lock: the call of `found`, out of the table.
+  std::unique_ptr<ServedCall> take(Calls::iterator found) {
+    std::unique_ptr<ServedCall> call = std::move(found->second);
+    calls.erase(found);
+    size.store(calls.size(), std::memory_order_release);
+    return call;
+  }
 };
 
 Awaiting& awaiting() {
@@ -42,27 +51,22 @@ ServedCall* serve_where_team_ready(MPI_Request* request) {
     const auto found = a.calls.find(*request);
     if (found == a.calls.end()) return nullptr;
     ServedCall& waiting = *found->second;
+    // Freed, and the handle may name another communicator now: MPI keeps
+    // the request's own.
     if (!comm_lives(waiting.comm_serial)) {
-      // Freed, and the handle may name another communicator now: MPI
-      // keeps the request's own.
-      a.calls.erase(found);
-      a.size.store(a.calls.size(), std::memory_order_release);
+      a.take(found);
       return nullptr;
     }
     std::string why;
     waiting.queue = queue_for(waiting.args.comm, why, waiting.team, waiting.lone);
     if (waiting.queue == nullptr) {
-      // Served never (an intercommunicator, a team that refuses
-      // nonblocking calls): MPI keeps it.
-      if (!why.empty()) a.calls.erase(found);
-      a.size.store(a.calls.size(), std::memory_order_release);
+      // Served never (a team that refuses nonblocking calls): MPI keeps it.
+      if (!why.empty()) a.take(found);
       return nullptr;
     }
     waiting.comm = waiting.args.comm;
     waiting.generation = teams_generation();
-    call = std::move(found->second);
-    a.calls.erase(found);
-    a.size.store(a.calls.size(), std::memory_order_release);
+    call = a.take(found);
   }
   ServedCall* const served = call.get();
   served_from_start(mpi_function(served->args.kind, Form::persistent), served->args.name);
@@ -72,18 +76,13 @@ ServedCall* serve_where_team_ready(MPI_Request* request) {
 
 void stop_awaiting(MPI_Request request) {
   Awaiting& a = awaiting();
-  std::unique_ptr<ServedCall> gone;
   std::lock_guard lock(a.mutex);
-  const auto found = a.calls.find(request);
-  if (found == a.calls.end()) return;
-  gone = std::move(found->second);
-  a.calls.erase(found);
-  a.size.store(a.calls.size(), std::memory_order_release);
+  if (const auto found = a.calls.find(request); found != a.calls.end()) a.take(found);
 }
 
 void release_awaiting() {
   Awaiting& a = awaiting();
-  std::unordered_map<MPI_Request, std::unique_ptr<ServedCall>> gone;
+  Awaiting::Calls gone;
   std::lock_guard lock(a.mutex);
   gone.swap(a.calls);
   a.size.store(0, std::memory_order_release);

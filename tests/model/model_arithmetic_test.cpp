@@ -234,16 +234,21 @@ TEST_CASE("two processes' node level takes the way their measure settles on", "[
   CHECK(kept_within_margin > 0);
   // Where the measure does not reach: 8 KiB and less, three processes, the
   // single copy off.
-  CHECK_THAT(predict({1, 2, 1}, {"reduce", 8 << 10, "double"}).decisions,
-             Catch::Contains("node level: inline over"));
-  CHECK_FALSE(predict({1, 2, 1}, {"reduce", 8 << 10, "double"}).measured_from);
-  CHECK_FALSE(predict({1, 3, 1}, {"reduce", 1 << 20, "double"}).measured_from);
-  CHECK_THAT(predict({1, 3, 1}, {"reduce", 1 << 20, "double"}).decisions,
-             Catch::Contains("node level: chunks over"));
   md::ModelSettings off;
   off.single_copy = false;
-  CHECK_THAT(predict({1, 2, 1}, {"reduce", 64 << 10, "double"}, off).decisions,
-             Catch::Contains("node level: inline over"));
+  const struct {
+    md::Layout layout;
+    std::size_t bytes;
+    md::ModelSettings settings;
+    const char* way;
+  } unmeasured[] = {{{1, 2, 1}, 8 << 10, {}, "node level: inline over"},
+                    {{1, 3, 1}, 1 << 20, {}, "node level: chunks over"},
+                    {{1, 2, 1}, 64 << 10, off, "node level: inline over"}};
+  for (const auto& u : unmeasured) {
+    const md::Prediction p = predict(u.layout, {"reduce", u.bytes, "double"}, u.settings);
+    CHECK_THAT(p.decisions, Catch::Contains(u.way));
+    CHECK_FALSE(p.measured_from);
+  }
 }
 
 TEST_CASE("with the race, the node level takes the way priced faster at the race's size",
